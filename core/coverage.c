@@ -1,0 +1,202 @@
+/*
+ * Counter regions are kept in registration order; a counter's place in the
+ * shared map is its region's offset plus its index, which is the same in
+ * every worker because every worker loads the same target the same way.
+ *
+ * The scan reads eight counters at a time and skips zero words, so an
+ * execution costs one load per eight edges plus work proportional to the
+ * edges it touched. Only touched words are written back (zeroed).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/coverage.h"
+
+#include "snapfuzz/banned.h"
+
+#define COVERAGE_MAX_REGIONS 512u
+#define COVERAGE_MAX_GUARDS (1u << 22)
+
+typedef struct CoverageRegion {
+        uint8_t *start;
+        size_t len;
+        size_t offset; /* into CoverageShared.seen */
+} CoverageRegion;
+
+static CoverageRegion regions[COVERAGE_MAX_REGIONS];
+static size_t n_regions;
+static size_t n_counters;
+static CoverageRegion *guard_region;
+static size_t n_guards;
+uint8_t *coverage_guard_counters;
+
+static const uint8_t bucket_lut[256] = {
+    [0] = 0,          [1] = 1,           [2] = 2,
+    [3] = 4,          [4 ... 7] = 8,     [8 ... 15] = 16,
+    [16 ... 31] = 32, [32 ... 127] = 64, [128 ... 255] = 128,
+};
+
+uint8_t coverage_bucket(uint8_t hits)
+{
+        return bucket_lut[hits];
+}
+
+int coverage_shared_create(void)
+{
+        CoverageShared *s = NULL;
+        int r, fd = memfd_create("snapfuzz-coverage", MFD_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (ftruncate(fd, sizeof(CoverageShared)) < 0) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        r = coverage_shared_map(fd, &s);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        s->magic = COVERAGE_MAGIC;
+        coverage_shared_unmap(s);
+        return fd;
+}
+
+int coverage_shared_map(int fd, CoverageShared **ret)
+{
+        void *p = mmap(NULL, sizeof(CoverageShared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED)
+                return -errno;
+        *ret = p;
+        return 0;
+}
+
+void coverage_shared_unmap(CoverageShared *s)
+{
+        if (s)
+                munmap(s, sizeof(CoverageShared));
+}
+
+static void add_region(uint8_t *start, size_t len)
+{
+        if (len == 0 || n_regions == COVERAGE_MAX_REGIONS)
+                return;
+        /* Counters past the shared map's capacity are not tracked: such a
+         * target still runs, it just gets no feedback from them. */
+        if (n_counters + len > COVERAGE_MAX_COUNTERS)
+                len = COVERAGE_MAX_COUNTERS - n_counters;
+        if (len == 0)
+                return;
+        regions[n_regions++] = (CoverageRegion){.start = start, .len = len, .offset = n_counters};
+        n_counters += len;
+}
+
+void coverage_register_counters(uint8_t *start, uint8_t *stop)
+{
+        if (start && stop > start)
+                add_region(start, (size_t)(stop - start));
+}
+
+void coverage_register_pcs(const uintptr_t *start, const uintptr_t *stop)
+{
+        /* The PC table maps counters back to code; it is not needed for
+         * feedback. Kept as a registration point for coverage reports. */
+        (void)start;
+        (void)stop;
+}
+
+void coverage_register_guards(uint32_t *start, uint32_t *stop)
+{
+        if (!start || stop <= start || *start)
+                return; /* already initialized by an earlier call for this module */
+        size_t n = (size_t)(stop - start);
+        if (!coverage_guard_counters) {
+                void *p = mmap(NULL, COVERAGE_MAX_GUARDS, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                if (p == MAP_FAILED)
+                        return;
+                coverage_guard_counters = p;
+        }
+        if (n_guards + n + 1 > COVERAGE_MAX_GUARDS)
+                return;
+        /* Guard 0 means "disabled" to the instrumentation, so ids start at 1
+         * and counter 0 of the array is never used. */
+        for (size_t i = 0; i < n; i++)
+                start[i] = (uint32_t)(n_guards + 1 + i);
+        if (!guard_region) {
+                add_region(coverage_guard_counters + 1, n);
+                if (n_regions && regions[n_regions - 1].start == coverage_guard_counters + 1)
+                        guard_region = &regions[n_regions - 1];
+        } else if (guard_region == &regions[n_regions - 1]) {
+                /* Guards of a later module extend the same array; the region
+                 * can only grow while it is the last one registered. */
+                guard_region->len += n;
+                n_counters += n;
+        } else {
+                add_region(coverage_guard_counters + 1 + n_guards, n);
+        }
+        n_guards += n;
+}
+
+size_t coverage_counters(void)
+{
+        return n_counters;
+}
+
+void coverage_clear(void)
+{
+        for (size_t i = 0; i < n_regions; i++)
+                memset(regions[i].start, 0, regions[i].len);
+}
+
+/* Merges one non-zero counter into the shared map; returns the new bits. */
+static inline size_t merge_counter(CoverageShared *s, size_t idx, uint8_t hits)
+{
+        uint8_t bucket = bucket_lut[hits];
+        uint8_t *seen = &s->seen[idx];
+        if (!(bucket & ~*seen))
+                return 0;
+        uint8_t old = __atomic_fetch_or(seen, bucket, __ATOMIC_RELAXED);
+        uint8_t gained = bucket & (uint8_t)~old;
+        if (!gained)
+                return 0; /* another worker got there first */
+        __atomic_fetch_add(&s->features, 1, __ATOMIC_RELAXED);
+        if (!old)
+                __atomic_fetch_add(&s->edges, 1, __ATOMIC_RELAXED);
+        return 1;
+}
+
+size_t coverage_scan(CoverageShared *s)
+{
+        size_t found = 0;
+
+        for (size_t r = 0; r < n_regions; r++) {
+                uint8_t *c = regions[r].start;
+                size_t len = regions[r].len;
+                size_t base = regions[r].offset;
+                size_t i = 0;
+
+                for (; i + 8 <= len; i += 8) {
+                        uint64_t w;
+                        memcpy(&w, c + i, 8);
+                        if (!w)
+                                continue;
+                        for (unsigned j = 0; j < 8; j++) {
+                                uint8_t hits = (uint8_t)(w >> (8 * j));
+                                if (hits)
+                                        found += merge_counter(s, base + i + j, hits);
+                        }
+                        memset(c + i, 0, 8);
+                }
+                for (; i < len; i++) {
+                        if (c[i]) {
+                                found += merge_counter(s, base + i, c[i]);
+                                c[i] = 0;
+                        }
+                }
+        }
+        return found;
+}

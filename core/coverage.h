@@ -1,0 +1,59 @@
+/*
+ * Coverage feedback from SanitizerCoverage. The target's counters (one
+ * 8-bit hit counter per edge, from -fsanitize-coverage=inline-8bit-counters
+ * or our own array for trace-pc-guard) are registered per process when the
+ * target loads; coverage_scan() runs after every execution in the runner.
+ *
+ * The map of what has been seen is shared by every worker of a run
+ * (CoverageShared, in a memfd the coordinator creates): one byte per
+ * counter holding the hit-count buckets seen so far. A runner that sets a
+ * new bit owns the discovery (the update is an atomic OR), so two workers
+ * never both report the same new feature.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define COVERAGE_MAX_COUNTERS (1u << 24)
+#define COVERAGE_MAGIC UINT64_C(0x5347524556434653) /* "SFCVRGS" */
+
+typedef struct CoverageShared {
+        uint64_t magic;
+        uint64_t features; /* (counter, bucket) pairs seen */
+        uint64_t edges;    /* counters ever non-zero */
+        uint64_t counters; /* counters the target registered (first worker to load sets it) */
+        uint64_t pad[4];
+        uint8_t seen[COVERAGE_MAX_COUNTERS];
+} CoverageShared;
+
+/* Creates an anonymous shared map (memfd) sized for CoverageShared and
+ * initialized. Returns the fd or -errno. */
+int coverage_shared_create(void);
+/* Maps the map at @fd read-write. Returns 0 or -errno. */
+int coverage_shared_map(int fd, CoverageShared **ret);
+void coverage_shared_unmap(CoverageShared *s);
+
+/* Registration, called from the SanitizerCoverage callbacks while the
+ * target loads (app/sancov.c). */
+void coverage_register_counters(uint8_t *start, uint8_t *stop);
+void coverage_register_pcs(const uintptr_t *start, const uintptr_t *stop);
+void coverage_register_guards(uint32_t *start, uint32_t *stop);
+
+/* The counter array that trace-pc-guard callbacks increment. */
+extern uint8_t *coverage_guard_counters;
+
+/* Counters registered in this process. */
+size_t coverage_counters(void);
+
+/* Zeroes every registered counter. */
+void coverage_clear(void);
+
+/* Classifies this execution's hit counts into buckets, merges them into
+ * @shared, and zeroes the counters it read. Returns the number of features
+ * that were new to the whole run (0: nothing new). No allocation, no
+ * syscall. */
+size_t coverage_scan(CoverageShared *shared);
+
+/* The bucket bit of a hit count (1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+). */
+uint8_t coverage_bucket(uint8_t hits);

@@ -1,0 +1,38 @@
+/*
+ * The crash store: OUT/crashes/<id>/ with `input` (the exact bytes that
+ * crashed), `crash.json` (the report) and, once minimized, `minimized`.
+ * A new crash directory is assembled under a temporary name and renamed
+ * into place, so a reader sees a complete crash or none; a known id only
+ * has its crash.json rewritten (atomically) with a higher count and a new
+ * last-seen time, and keeps its first input.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#define CRASHSTORE_MAX_INPUT (64u * 1024u * 1024u)
+
+/* Stores a crash. @report is the crash.json content (fields "id" and
+ * "kind" at least); "count", "first_seen" and "last_seen" are filled in
+ * here. *ret_new says whether the id was new. Returns 0 or -errno. */
+int crashstore_put(const char *out_dir, cJSON *report, const uint8_t *input, size_t len,
+                   bool *ret_new);
+
+/* Why a stored crash cannot be loaded (crashstore_load's results). */
+#define CRASHSTORE_ERR_NOENT (-2000)   /* no such crash id */
+#define CRASHSTORE_ERR_CORRUPT (-2001) /* crash.json or input missing, truncated or invalid */
+
+/* Loads crash @id: its report and its input. On failure returns a negative
+ * errno or CRASHSTORE_ERR_* and writes one line for a person into @err. */
+int crashstore_load(const char *out_dir, const char *id, cJSON **ret_report, uint8_t **ret_input,
+                    size_t *ret_len, char *err, size_t errlen);
+
+/* True when @id has the shape of a crash id (so it can name a directory). */
+bool crashstore_id_valid(const char *id);
+
+/* Writes the current UTC time as ISO 8601 into buf (at least 32 bytes). */
+void crashstore_now_iso(char *buf, size_t cap);

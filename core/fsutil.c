@@ -1,0 +1,174 @@
+/*
+ * Atomic writes: the temporary name embeds the pid and a counter so that
+ * two processes (the coordinator and the recovery helper) writing into the
+ * same directory never share one, and O_EXCL makes a collision an error
+ * rather than a silent overwrite. Readers never see a temporary file under
+ * its final name.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/fsutil.h"
+
+#include "snapfuzz/banned.h"
+
+int fs_write_all(int fd, const void *data, size_t len)
+{
+        const uint8_t *p = data;
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+int fs_fsync_dir(int dirfd)
+{
+        return fsync(dirfd) < 0 ? -errno : 0;
+}
+
+int fs_write_atomic(int dirfd, const char *name, const void *data, size_t len)
+{
+        static unsigned long counter;
+        char tmp[512];
+        int r, fd;
+
+        if (strchr(name, '/'))
+                return -EINVAL;
+        r = snprintf(tmp, sizeof(tmp), FS_TMP_PREFIX "%s.%ld.%lu", name, (long)getpid(), counter++);
+        if (r < 0 || (size_t)r >= sizeof(tmp))
+                return -ENAMETOOLONG;
+
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        r = fs_write_all(fd, data, len);
+        if (r < 0)
+                goto err_unlink;
+        if (fsync(fd) < 0) {
+                r = -errno;
+                goto err_unlink;
+        }
+        if (close(fd) < 0) {
+                fd = -1;
+                r = -errno;
+                goto err_unlink;
+        }
+        fd = -1;
+        if (renameat(dirfd, tmp, dirfd, name) < 0) {
+                r = -errno;
+                goto err_unlink;
+        }
+        return fs_fsync_dir(dirfd);
+
+err_unlink:
+        if (fd >= 0)
+                close(fd);
+        unlinkat(dirfd, tmp, 0);
+        return r;
+}
+
+int fs_read_file(int dirfd, const char *path, size_t max, uint8_t **ret, size_t *ret_len)
+{
+        struct stat st;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        int r, fd;
+
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0) {
+                r = -errno;
+                goto out_close;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+                goto out_close;
+        }
+        if ((uint64_t)st.st_size > max) {
+                r = -EFBIG;
+                goto out_close;
+        }
+        buf = malloc((size_t)st.st_size + 1);
+        if (!buf) {
+                r = -ENOMEM;
+                goto out_close;
+        }
+        while (len < (size_t)st.st_size) {
+                ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = -errno;
+                        goto out_free;
+                }
+                if (n == 0)
+                        break; /* the file shrank while we read it */
+                len += (size_t)n;
+        }
+        buf[len] = 0;
+        *ret = buf;
+        *ret_len = len;
+        close(fd);
+        return 0;
+
+out_free:
+        free(buf);
+out_close:
+        close(fd);
+        return r;
+}
+
+int fs_mkdir_p(const char *path, mode_t mode)
+{
+        char buf[4096];
+        size_t n = strlen(path);
+
+        if (n == 0 || n >= sizeof(buf))
+                return -ENAMETOOLONG;
+        memcpy(buf, path, n + 1);
+        for (size_t i = 1; i <= n; i++) {
+                if (buf[i] != '/' && buf[i] != '\0')
+                        continue;
+                char saved = buf[i];
+                buf[i] = '\0';
+                if (mkdir(buf, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                buf[i] = saved;
+        }
+        struct stat st;
+        if (stat(path, &st) < 0)
+                return -errno;
+        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+void fs_sweep_tmp(int dirfd)
+{
+        int fd = dup(dirfd);
+        if (fd < 0)
+                return;
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return;
+        }
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (strncmp(de->d_name, FS_TMP_PREFIX, strlen(FS_TMP_PREFIX)) == 0)
+                        unlinkat(dirfd, de->d_name, 0);
+        }
+        closedir(d);
+}

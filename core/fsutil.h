@@ -1,0 +1,33 @@
+/*
+ * Files the way snapfuzz writes them: atomically (temporary file in the
+ * same directory, fsync, rename, fsync of the directory), so a process
+ * killed at any instant leaves either the old file or the new one, never a
+ * half-written one. Temporary names start with ".tmp." and are swept by
+ * fs_sweep_tmp() when an output directory is reopened.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FS_TMP_PREFIX ".tmp."
+
+/* Writes @len bytes to @name under @dirfd atomically. Returns 0 or -errno. */
+int fs_write_atomic(int dirfd, const char *name, const void *data, size_t len);
+
+/* Reads a whole regular file (at most @max bytes; -EFBIG beyond) into a
+ * malloc'd buffer (NUL-terminated for convenience, not counted in the
+ * length). Returns 0 or -errno. */
+int fs_read_file(int dirfd, const char *path, size_t max, uint8_t **ret, size_t *ret_len);
+
+/* mkdir -p. Returns 0 or -errno. */
+int fs_mkdir_p(const char *path, mode_t mode);
+
+int fs_fsync_dir(int dirfd);
+
+/* Removes leftover temporary files (FS_TMP_PREFIX*) in @dirfd. */
+void fs_sweep_tmp(int dirfd);
+
+/* Writes all of @len bytes to @fd, retrying on EINTR and short writes. */
+int fs_write_all(int fd, const void *data, size_t len);

@@ -1,0 +1,812 @@
+/*
+ * The mutator turns one input into a nearby one. Each operator is a small
+ * static function in mutator_ops[], indexed by MutatorOp, that edits the
+ * buffer in place and returns the new length, or SIZE_MAX when it does not
+ * apply to this input; mutator_mutate() stacks a few of them per call.
+ *
+ * Invariants that crash recovery depends on:
+ *  - Determinism. The result is a function of (operator, ctx, PRNG state,
+ *    data[0..len), len, max_len) and nothing else: no clock, no environment,
+ *    no global or thread-local mutable state, no allocation. Every random
+ *    choice is drawn from the caller's SfPrng, so restoring the PRNG from the
+ *    replay record and repeating the calls rebuilds the input byte for byte.
+ *  - Bounds. An operator reads data[0..len) and the bytes MutatorCtx points
+ *    to, writes only data[0..new length), and never returns more than
+ *    max_len. The crossover partner must not overlap data.
+ *  - Honest results. An operator that returns SIZE_MAX has written nothing.
+ *    One that returns the old length has changed at least one byte and names
+ *    it (Mutation.diff_at/diff_old); a length-changing one changed the input
+ *    by definition. That is what lets mutator_mutate() promise a changed
+ *    input without keeping a copy of the original.
+ *
+ * Operators may consume PRNG draws even when they end up not applying; that
+ * is harmless because replay makes exactly the same draws.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "snapfuzz/mutator.h"
+#include "snapfuzz/prng.h"
+
+#include "snapfuzz/banned.h"
+
+/* Ranges are at most this long three times in four (see rand_len()). */
+#define MUTATOR_SHORT_LEN 16u
+/* The most bytes one insertion of fresh bytes adds. */
+#define MUTATOR_INSERT_MAX 128u
+/* The widest window shuffle_bytes permutes. */
+#define MUTATOR_SHUFFLE_MAX 8u
+/* Arithmetic adds or subtracts 1..MUTATOR_ARITH_MAX, as AFL does. */
+#define MUTATOR_ARITH_MAX 35u
+/* ascii_number reads at most this many digits, so the value fits an int64_t. */
+#define MUTATOR_NUMBER_DIGITS 18u
+/* How many operators mutator_mutate() draws for one stack slot before it
+ * gives the slot up (an empty input rejects most of them). */
+#define MUTATOR_PICK_TRIES 4u
+
+/* One operator invocation. The diff fields are outputs: an operator that
+ * returns the unchanged length sets them to a byte it changed. */
+typedef struct Mutation {
+        const MutatorCtx *ctx;
+        SfPrng *rng;
+        uint8_t *data;
+        size_t len;
+        size_t max_len;
+        size_t diff_at;
+        uint8_t diff_old;
+} Mutation;
+
+typedef size_t (*MutatorFn)(Mutation *m);
+
+/* Values that sit on boundaries programs check: zero, one, sign bits, type
+ * limits, powers of two and round numbers used as sizes. Each table holds
+ * distinct values that fit its width, stored wide so one writer serves all. */
+static const uint64_t interesting8[] = {
+    0x00, 0x01, 0x02, 0x10, 0x20, 0x40, 0x64, 0x7e, 0x7f, 0x80, 0x81, 0xfe, 0xff,
+};
+
+static const uint64_t interesting16[] = {
+    0x0000, 0x0001, 0x0010, 0x0020, 0x0040, 0x0064, 0x007f, 0x0080, 0x00ff, 0x0100, 0x0200,
+    0x03e8, 0x0400, 0x1000, 0x7fff, 0x8000, 0x8001, 0xff7f, 0xff80, 0xfffe, 0xffff,
+};
+
+static const uint64_t interesting32[] = {
+    0x00000000, 0x00000001, 0x00000010, 0x00000020, 0x00000040, 0x00000064, 0x0000007f,
+    0x00000080, 0x000000ff, 0x00000100, 0x00000200, 0x000003e8, 0x00000400, 0x00001000,
+    0x00007fff, 0x00008000, 0x0000ffff, 0x00010000, 0x7fffffff, 0x80000000, 0x80000001,
+    0xffff7fff, 0xffff8000, 0xffffff7f, 0xffffff80, 0xfffffffe, 0xffffffff,
+};
+
+static const uint64_t interesting64[] = {
+    UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000001), UINT64_C(0x0000000000000010),
+    UINT64_C(0x0000000000000020), UINT64_C(0x0000000000000040), UINT64_C(0x0000000000000064),
+    UINT64_C(0x000000000000007f), UINT64_C(0x0000000000000080), UINT64_C(0x00000000000000ff),
+    UINT64_C(0x0000000000000100), UINT64_C(0x0000000000000200), UINT64_C(0x00000000000003e8),
+    UINT64_C(0x0000000000000400), UINT64_C(0x0000000000001000), UINT64_C(0x0000000000007fff),
+    UINT64_C(0x0000000000008000), UINT64_C(0x000000000000ffff), UINT64_C(0x0000000000010000),
+    UINT64_C(0x000000007fffffff), UINT64_C(0x0000000080000000), UINT64_C(0x00000000ffffffff),
+    UINT64_C(0x0000000100000000), UINT64_C(0x7fffffffffffffff), UINT64_C(0x8000000000000000),
+    UINT64_C(0x8000000000000001), UINT64_C(0xffffffff7fffffff), UINT64_C(0xffffffff80000000),
+    UINT64_C(0xffffffffffff8000), UINT64_C(0xffffffffffffff80), UINT64_C(0xfffffffffffffffe),
+    UINT64_C(0xffffffffffffffff),
+};
+
+/* The same idea for numbers written in decimal text. (Formatting is off
+ * because clang-format puts a list holding negative numbers one per line.) */
+/* clang-format off */
+static const int64_t interesting_numbers[] = {
+    0, 1, -1, 16, 32, 64, 100, 127, 128, -128, -129, 255, 256, 512, 1000, 1024, 4096,
+    32767, 32768, -32768, 65535, 65536,
+    INT32_MAX, INT64_C(2147483648), INT32_MIN, INT64_C(4294967295), INT64_C(4294967296),
+    INT64_MAX, INT64_MIN,
+};
+/* clang-format on */
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static const MutatorCtx empty_ctx = {NULL, 0, NULL};
+
+static inline size_t min_size(size_t a, size_t b)
+{
+        return a < b ? a : b;
+}
+
+/* Uniform in [0, bound); bound 0 returns 0. */
+static inline size_t rand_below(SfPrng *rng, size_t bound)
+{
+        if (bound <= UINT32_MAX)
+                return prng_below(rng, (uint32_t)bound);
+        /* Only inputs beyond 4 GiB get here; the modulo bias is negligible. */
+        return (size_t)(prng_next64(rng) % bound);
+}
+
+/* A length in [1, limit] for limit >= 1. Three ranges in four are short,
+ * because the edits that pay off usually touch a field or two, while long
+ * ones mostly destroy the structure a corpus input already has. */
+static inline size_t rand_len(SfPrng *rng, size_t limit)
+{
+        if (limit > MUTATOR_SHORT_LEN && !prng_one_in(rng, 4))
+                limit = MUTATOR_SHORT_LEN;
+        return 1 + rand_below(rng, limit);
+}
+
+static inline bool is_digit(uint8_t c)
+{
+        return c >= '0' && c <= '9';
+}
+
+/* Fixed-width integers in an explicit byte order, so that the result does
+ * not depend on the host the mutation (or its replay) runs on. */
+static inline uint64_t load_uint(const uint8_t *p, unsigned width, bool big)
+{
+        uint64_t v = 0;
+
+        if (big) {
+                for (unsigned i = 0; i < width; i++)
+                        v = (v << 8) | p[i];
+        } else {
+                for (unsigned i = width; i-- > 0;)
+                        v = (v << 8) | p[i];
+        }
+        return v;
+}
+
+static inline void store_uint(uint8_t *p, unsigned width, uint64_t v, bool big)
+{
+        if (big) {
+                for (unsigned i = width; i-- > 0; v >>= 8)
+                        p[i] = (uint8_t)v;
+        } else {
+                for (unsigned i = 0; i < width; i++, v >>= 8)
+                        p[i] = (uint8_t)v;
+        }
+}
+
+static void fill_random(SfPrng *rng, uint8_t *p, size_t n)
+{
+        while (n > 0) {
+                uint32_t r = prng_next32(rng);
+                size_t k = min_size(n, 4);
+
+                for (size_t i = 0; i < k; i++)
+                        p[i] = (uint8_t)(r >> (8 * i));
+                p += k;
+                n -= k;
+        }
+}
+
+/* Writes src[0..n) over data[pos..pos+n) if that changes anything, and names
+ * the first byte that changes. The two ranges may overlap. Returns false,
+ * having written nothing, when the range already holds those bytes. The
+ * scan usually stops at the first byte, and it also spares the write of the
+ * equal prefix. */
+static bool overwrite(Mutation *m, size_t pos, const uint8_t *src, size_t n)
+{
+        uint8_t *dst = m->data + pos;
+        size_t i = 0;
+
+        while (i < n && dst[i] == src[i])
+                i++;
+        if (i == n)
+                return false;
+        m->diff_at = pos + i;
+        m->diff_old = dst[i];
+        memmove(dst + i, src + i, n - i);
+        return true;
+}
+
+/* Moves data[pos..len) right by n to open a gap at pos; the caller has
+ * checked that len + n <= max_len. */
+static inline uint8_t *open_gap(Mutation *m, size_t pos, size_t n)
+{
+        memmove(m->data + pos + n, m->data + pos, m->len - pos);
+        return m->data + pos;
+}
+
+/* The crossover partner, or NULL when there is none to read. */
+static inline const uint8_t *partner_of(const Mutation *m, size_t *ret_len)
+{
+        if (!m->ctx->partner || m->ctx->partner_len == 0)
+                return NULL;
+        *ret_len = m->ctx->partner_len;
+        return m->ctx->partner;
+}
+
+/* Picks a dictionary token, or returns false when there is none. A count
+ * beyond the arrays (a hand-built dictionary) is clamped rather than trusted. */
+static bool pick_token(Mutation *m, const uint8_t **ret_tok, size_t *ret_len)
+{
+        const MutatorDict *dict = m->ctx->dict;
+
+        if (!dict || !dict->table || dict->count == 0)
+                return false;
+        uint32_t count = dict->count;
+        if (count > MUTATOR_DICT_MAX_ENTRIES)
+                count = MUTATOR_DICT_MAX_ENTRIES;
+        uint32_t i = prng_below(m->rng, count);
+        if (dict->len[i] == 0)
+                return false;
+        *ret_tok = dict->table + dict->offset[i];
+        *ret_len = dict->len[i];
+        return true;
+}
+
+static size_t op_flip_bit(Mutation *m)
+{
+        if (m->len == 0)
+                return SIZE_MAX;
+        size_t at = rand_below(m->rng, m->len);
+        m->diff_at = at;
+        m->diff_old = m->data[at];
+        m->data[at] ^= (uint8_t)(1u << prng_below(m->rng, 8));
+        return m->len;
+}
+
+static size_t op_set_byte(Mutation *m)
+{
+        if (m->len == 0)
+                return SIZE_MAX;
+        size_t at = rand_below(m->rng, m->len);
+        m->diff_at = at;
+        m->diff_old = m->data[at];
+        /* XOR with 1..255 picks uniformly among the 255 values that differ
+         * from the current one, so the byte always changes. */
+        m->data[at] ^= (uint8_t)(1 + prng_below(m->rng, 255));
+        return m->len;
+}
+
+/* Writes an interesting value of @width bytes, in either byte order, at a
+ * random position. The values in a table are distinct, so at most one of
+ * them is already there; moving on to the next one keeps the operator from
+ * being a no-op. */
+static inline size_t put_interesting(Mutation *m, unsigned width, const uint64_t *values,
+                                     size_t count)
+{
+        if (m->len < width)
+                return SIZE_MAX;
+        size_t pos = rand_below(m->rng, m->len - width + 1);
+        size_t pick = rand_below(m->rng, 2 * count);
+        bool big = pick & 1;
+        size_t idx = pick / 2;
+
+        for (size_t k = 0; k < count; k++) {
+                uint8_t bytes[8];
+
+                store_uint(bytes, width, values[idx], big);
+                if (overwrite(m, pos, bytes, width))
+                        return m->len;
+                if (++idx == count)
+                        idx = 0;
+        }
+        return SIZE_MAX;
+}
+
+static size_t op_interesting8(Mutation *m)
+{
+        return put_interesting(m, 1, interesting8, ARRAY_SIZE(interesting8));
+}
+
+static size_t op_interesting16(Mutation *m)
+{
+        return put_interesting(m, 2, interesting16, ARRAY_SIZE(interesting16));
+}
+
+static size_t op_interesting32(Mutation *m)
+{
+        return put_interesting(m, 4, interesting32, ARRAY_SIZE(interesting32));
+}
+
+static size_t op_interesting64(Mutation *m)
+{
+        return put_interesting(m, 8, interesting64, ARRAY_SIZE(interesting64));
+}
+
+/* Adds or subtracts 1..MUTATOR_ARITH_MAX to a @width-byte integer read in
+ * either byte order, wrapping. The delta is never a multiple of 256, so the
+ * low byte always changes. */
+static inline size_t add_arith(Mutation *m, unsigned width)
+{
+        if (m->len < width)
+                return SIZE_MAX;
+        size_t pos = rand_below(m->rng, m->len - width + 1);
+        /* One draw chooses the delta, its sign and the byte order. */
+        uint32_t r = prng_below(m->rng, 4 * MUTATOR_ARITH_MAX);
+        uint64_t delta = 1 + r % MUTATOR_ARITH_MAX;
+        bool subtract = (r / MUTATOR_ARITH_MAX) & 1;
+        bool big = (r / (2 * MUTATOR_ARITH_MAX)) & 1;
+        uint64_t v = load_uint(m->data + pos, width, big);
+        uint8_t bytes[8];
+
+        store_uint(bytes, width, subtract ? v - delta : v + delta, big);
+        if (!overwrite(m, pos, bytes, width))
+                return SIZE_MAX;
+        return m->len;
+}
+
+static size_t op_arith8(Mutation *m)
+{
+        return add_arith(m, 1);
+}
+
+static size_t op_arith16(Mutation *m)
+{
+        return add_arith(m, 2);
+}
+
+static size_t op_arith32(Mutation *m)
+{
+        return add_arith(m, 4);
+}
+
+static size_t op_arith64(Mutation *m)
+{
+        return add_arith(m, 8);
+}
+
+static size_t op_insert_bytes(Mutation *m)
+{
+        if (m->len >= m->max_len)
+                return SIZE_MAX;
+        size_t n = rand_len(m->rng, min_size(m->max_len - m->len, MUTATOR_INSERT_MAX));
+        size_t pos = rand_below(m->rng, m->len + 1);
+        uint8_t *gap = open_gap(m, pos, n);
+
+        if (prng_one_in(m->rng, 2)) {
+                /* A run of one value: runs of 0x00, 0xff or a letter are what
+                 * trips length fields, terminators and fixed-size buffers. */
+                uint8_t b =
+                    prng_one_in(m->rng, 2)
+                        ? (uint8_t)interesting8[prng_below(m->rng, ARRAY_SIZE(interesting8))]
+                        : (uint8_t)prng_next32(m->rng);
+                memset(gap, b, n);
+        } else {
+                fill_random(m->rng, gap, n);
+        }
+        return m->len + n;
+}
+
+static size_t op_erase_bytes(Mutation *m)
+{
+        /* Erasing never empties the input; keeping one byte leaves the other
+         * operators something to work on. */
+        if (m->len < 2)
+                return SIZE_MAX;
+        size_t n = rand_len(m->rng, m->len - 1);
+        size_t pos = rand_below(m->rng, m->len - n + 1);
+
+        memmove(m->data + pos, m->data + pos + n, m->len - pos - n);
+        return m->len - n;
+}
+
+static size_t op_duplicate_range(Mutation *m)
+{
+        if (m->len == 0 || m->len >= m->max_len)
+                return SIZE_MAX;
+        size_t n = rand_len(m->rng, min_size(m->len, m->max_len - m->len));
+        size_t src = rand_below(m->rng, m->len - n + 1);
+        size_t pos = rand_below(m->rng, m->len + 1);
+        uint8_t *d = m->data;
+
+        open_gap(m, pos, n);
+        /* The source range is given in the old layout: bytes before pos did
+         * not move and bytes from pos on moved n to the right. The gap
+         * [pos, pos + n) overlaps neither part, so memcpy is safe. */
+        if (src < pos) {
+                size_t head = min_size(n, pos - src);
+                memcpy(d + pos, d + src, head);
+                if (head < n)
+                        memcpy(d + pos + head, d + pos + n, n - head);
+        } else {
+                memcpy(d + pos, d + src + n, n);
+        }
+        return m->len + n;
+}
+
+static size_t op_copy_range(Mutation *m)
+{
+        if (m->len < 2)
+                return SIZE_MAX;
+        size_t n = rand_len(m->rng, m->len - 1);
+        size_t slots = m->len - n + 1; /* at least 2 */
+        size_t src = rand_below(m->rng, slots);
+        /* The destination is any slot but the source itself. */
+        size_t dst = (src + 1 + rand_below(m->rng, slots - 1)) % slots;
+
+        if (!overwrite(m, dst, m->data + src, n))
+                return SIZE_MAX;
+        return m->len;
+}
+
+static size_t op_shuffle_bytes(Mutation *m)
+{
+        if (m->len < 2)
+                return SIZE_MAX;
+        size_t n = 2 + rand_below(m->rng, min_size(m->len, MUTATOR_SHUFFLE_MAX) - 1);
+        size_t pos = rand_below(m->rng, m->len - n + 1);
+        uint8_t tmp[MUTATOR_SHUFFLE_MAX];
+
+        /* Fisher-Yates on a copy, so that a permutation that happens to
+         * reproduce the window (always, for a run of one value) writes
+         * nothing and reports the operator as not applicable. */
+        memcpy(tmp, m->data + pos, n);
+        for (size_t i = n - 1; i > 0; i--) {
+                size_t j = prng_below(m->rng, (uint32_t)i + 1);
+                uint8_t t = tmp[i];
+                tmp[i] = tmp[j];
+                tmp[j] = t;
+        }
+        if (!overwrite(m, pos, tmp, n))
+                return SIZE_MAX;
+        return m->len;
+}
+
+/* Index of the first digit in d[from..to), or @to when there is none. */
+static size_t find_digit(const uint8_t *d, size_t from, size_t to)
+{
+        while (from < to && !is_digit(d[from]))
+                from++;
+        return from;
+}
+
+/* Writes @v in decimal (a '-' and up to 19 digits) and returns the length. */
+static size_t format_decimal(uint8_t *buf, int64_t v)
+{
+        uint8_t rev[20];
+        size_t n = 0, out = 0;
+        uint64_t mag = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+        do {
+                rev[n++] = (uint8_t)('0' + mag % 10);
+                mag /= 10;
+        } while (mag != 0);
+        if (v < 0)
+                buf[out++] = '-';
+        while (n > 0)
+                buf[out++] = rev[--n];
+        return out;
+}
+
+/* Finds a decimal number (starting the search at a random place and
+ * wrapping around) and replaces it with a nearby or interesting one; text
+ * formats carry lengths, counts and indices this way. The new value always
+ * differs from the old, and so does its text, because a value's decimal
+ * form without leading zeros is unique. */
+static size_t op_ascii_number(Mutation *m)
+{
+        uint8_t *d = m->data;
+        size_t len = m->len;
+
+        if (len == 0)
+                return SIZE_MAX;
+        size_t start = rand_below(m->rng, len);
+        size_t at = find_digit(d, start, len);
+        if (at == len) {
+                at = find_digit(d, 0, start);
+                if (at == start)
+                        return SIZE_MAX;
+        }
+
+        size_t s = at, e;
+        while (s > 0 && is_digit(d[s - 1]))
+                s--;
+        uint64_t mag = 0;
+        for (e = s; e < len && e - s < MUTATOR_NUMBER_DIGITS && is_digit(d[e]); e++)
+                mag = mag * 10 + (uint64_t)(d[e] - '0');
+        bool negative = s > 0 && d[s - 1] == '-';
+        size_t text_start = negative ? s - 1 : s;
+        int64_t old = negative ? -(int64_t)mag : (int64_t)mag;
+
+        /* Unsigned arithmetic wraps instead of overflowing. */
+        uint64_t v = (uint64_t)old;
+        switch (prng_below(m->rng, 8)) {
+        case 0:
+        case 1:
+                v += 1 + prng_below(m->rng, MUTATOR_ARITH_MAX);
+                break;
+        case 2:
+        case 3:
+                v -= 1 + prng_below(m->rng, MUTATOR_ARITH_MAX);
+                break;
+        case 4:
+                v = (uint64_t)
+                    interesting_numbers[prng_below(m->rng, ARRAY_SIZE(interesting_numbers))];
+                break;
+        case 5:
+                v = 0 - v;
+                break;
+        case 6:
+                /* Another digit, or a power of two times as much: sizes
+                 * that overflow a buffer or an int. */
+                v = prng_one_in(m->rng, 2) ? v * 10 + prng_below(m->rng, 10)
+                                           : v << (1 + prng_below(m->rng, 16));
+                break;
+        default:
+                /* A random value of random magnitude. */
+                v = prng_next64(m->rng) >> prng_below(m->rng, 64);
+                break;
+        }
+        if ((int64_t)v == old)
+                v++;
+
+        uint8_t text[21];
+        size_t text_len = format_decimal(text, (int64_t)v);
+        size_t old_len = e - text_start;
+        if (len - old_len + text_len > m->max_len)
+                return SIZE_MAX;
+        if (text_len == old_len)
+                return overwrite(m, text_start, text, text_len) ? len : SIZE_MAX;
+        memmove(d + text_start + text_len, d + e, len - e);
+        memcpy(d + text_start, text, text_len);
+        return len - old_len + text_len;
+}
+
+static size_t op_crossover_insert(Mutation *m)
+{
+        size_t plen = 0;
+        const uint8_t *partner = partner_of(m, &plen);
+
+        if (!partner || m->len >= m->max_len)
+                return SIZE_MAX;
+        size_t n = rand_len(m->rng, min_size(plen, m->max_len - m->len));
+        size_t from = rand_below(m->rng, plen - n + 1);
+        size_t pos = rand_below(m->rng, m->len + 1);
+
+        memcpy(open_gap(m, pos, n), partner + from, n);
+        return m->len + n;
+}
+
+static size_t op_crossover_overwrite(Mutation *m)
+{
+        size_t plen = 0;
+        const uint8_t *partner = partner_of(m, &plen);
+
+        if (!partner || m->len == 0)
+                return SIZE_MAX;
+        size_t n = rand_len(m->rng, min_size(plen, m->len));
+        size_t from = rand_below(m->rng, plen - n + 1);
+        size_t pos = rand_below(m->rng, m->len - n + 1);
+
+        if (!overwrite(m, pos, partner + from, n))
+                return SIZE_MAX;
+        return m->len;
+}
+
+/* The input up to a cut, then the partner from another cut to its end,
+ * truncated to max_len. The cuts are chosen so that the partner always
+ * contributes at least one byte. */
+static size_t op_crossover_splice(Mutation *m)
+{
+        size_t plen = 0;
+        const uint8_t *partner = partner_of(m, &plen);
+
+        if (!partner || m->max_len == 0)
+                return SIZE_MAX;
+        size_t cut = rand_below(m->rng, m->len + (m->len < m->max_len));
+        size_t from = rand_below(m->rng, plen);
+        size_t tail = min_size(plen - from, m->max_len - cut);
+        size_t new_len = cut + tail;
+
+        if (new_len == m->len)
+                return overwrite(m, cut, partner + from, tail) ? m->len : SIZE_MAX;
+        memcpy(m->data + cut, partner + from, tail);
+        return new_len;
+}
+
+static size_t op_dict_insert(Mutation *m)
+{
+        const uint8_t *tok;
+        size_t tok_len;
+
+        if (!pick_token(m, &tok, &tok_len) || tok_len > m->max_len - m->len)
+                return SIZE_MAX;
+        size_t pos = rand_below(m->rng, m->len + 1);
+
+        memcpy(open_gap(m, pos, tok_len), tok, tok_len);
+        return m->len + tok_len;
+}
+
+static size_t op_dict_overwrite(Mutation *m)
+{
+        const uint8_t *tok;
+        size_t tok_len;
+
+        if (!pick_token(m, &tok, &tok_len) || tok_len > m->len)
+                return SIZE_MAX;
+        size_t pos = rand_below(m->rng, m->len - tok_len + 1);
+
+        if (!overwrite(m, pos, tok, tok_len))
+                return SIZE_MAX;
+        return m->len;
+}
+
+static const struct {
+        const char *name;
+        MutatorFn fn;
+} mutator_ops[] = {
+    [MUTATOR_OP_FLIP_BIT] = {"flip_bit", op_flip_bit},
+    [MUTATOR_OP_SET_BYTE] = {"set_byte", op_set_byte},
+    [MUTATOR_OP_INTERESTING8] = {"interesting8", op_interesting8},
+    [MUTATOR_OP_INTERESTING16] = {"interesting16", op_interesting16},
+    [MUTATOR_OP_INTERESTING32] = {"interesting32", op_interesting32},
+    [MUTATOR_OP_INTERESTING64] = {"interesting64", op_interesting64},
+    [MUTATOR_OP_ARITH8] = {"arith8", op_arith8},
+    [MUTATOR_OP_ARITH16] = {"arith16", op_arith16},
+    [MUTATOR_OP_ARITH32] = {"arith32", op_arith32},
+    [MUTATOR_OP_ARITH64] = {"arith64", op_arith64},
+    [MUTATOR_OP_INSERT_BYTES] = {"insert_bytes", op_insert_bytes},
+    [MUTATOR_OP_ERASE_BYTES] = {"erase_bytes", op_erase_bytes},
+    [MUTATOR_OP_DUPLICATE_RANGE] = {"duplicate_range", op_duplicate_range},
+    [MUTATOR_OP_COPY_RANGE] = {"copy_range", op_copy_range},
+    [MUTATOR_OP_SHUFFLE_BYTES] = {"shuffle_bytes", op_shuffle_bytes},
+    [MUTATOR_OP_ASCII_NUMBER] = {"ascii_number", op_ascii_number},
+    [MUTATOR_OP_CROSSOVER_INSERT] = {"crossover_insert", op_crossover_insert},
+    [MUTATOR_OP_CROSSOVER_OVERWRITE] = {"crossover_overwrite", op_crossover_overwrite},
+    [MUTATOR_OP_CROSSOVER_SPLICE] = {"crossover_splice", op_crossover_splice},
+    [MUTATOR_OP_DICT_INSERT] = {"dict_insert", op_dict_insert},
+    [MUTATOR_OP_DICT_OVERWRITE] = {"dict_overwrite", op_dict_overwrite},
+};
+
+_Static_assert(ARRAY_SIZE(mutator_ops) == MUTATOR_OP__COUNT, "one table entry per MutatorOp");
+
+uint32_t mutator_dict_parse(MutatorDict *ret, const uint8_t *table, size_t table_len)
+{
+        size_t off = 0;
+
+        ret->count = 0;
+        ret->table = table;
+        if (!table)
+                return 0;
+        while (off < table_len && ret->count < MUTATOR_DICT_MAX_ENTRIES) {
+                size_t n = table[off];
+
+                if (n == 0)
+                        break;
+                /* A truncated last entry is dropped rather than read short. */
+                if (n > table_len - off - 1)
+                        break;
+                /* An overlong entry still says where the next one starts, so
+                 * it is skipped instead of ending the table. */
+                if (n <= MUTATOR_DICT_MAX_TOKEN) {
+                        ret->offset[ret->count] = (uint32_t)(off + 1);
+                        ret->len[ret->count] = (uint8_t)n;
+                        ret->count++;
+                }
+                off += 1 + n;
+        }
+        return ret->count;
+}
+
+size_t mutator_dict_serialize(uint8_t *table, size_t cap, const uint8_t *const *tokens,
+                              const size_t *lens, size_t count)
+{
+        size_t used = 0;
+        uint32_t written = 0;
+
+        /* One byte stays reserved for the terminating zero length, so that a
+         * reader never runs into stale bytes after the last entry. */
+        if (cap == 0)
+                return 0;
+        for (size_t i = 0; i < count && written < MUTATOR_DICT_MAX_ENTRIES; i++) {
+                size_t n = lens[i];
+
+                if (n == 0 || n > MUTATOR_DICT_MAX_TOKEN || !tokens[i])
+                        continue;
+                if (n + 1 > cap - 1 - used)
+                        continue;
+                table[used] = (uint8_t)n;
+                memcpy(table + used + 1, tokens[i], n);
+                used += 1 + n;
+                written++;
+        }
+        table[used++] = 0;
+        return used;
+}
+
+size_t mutator_apply(MutatorOp op, const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t len,
+                     size_t max_len)
+{
+        if ((unsigned)op >= MUTATOR_OP__COUNT || len > max_len)
+                return SIZE_MAX;
+
+        Mutation m = {
+            .ctx = ctx ? ctx : &empty_ctx,
+            .rng = rng,
+            .data = data,
+            .len = len,
+            .max_len = max_len,
+        };
+        return mutator_ops[op].fn(&m);
+}
+
+/* The operators that read the partner or the dictionary sit at the end of
+ * MutatorOp, so they can be left out of the draw when the context has none,
+ * instead of being drawn only to decline. */
+_Static_assert(MUTATOR_OP_CROSSOVER_OVERWRITE == MUTATOR_OP_CROSSOVER_INSERT + 1 &&
+                   MUTATOR_OP_CROSSOVER_SPLICE == MUTATOR_OP_CROSSOVER_INSERT + 2 &&
+                   MUTATOR_OP_DICT_INSERT == MUTATOR_OP_CROSSOVER_INSERT + 3 &&
+                   MUTATOR_OP_DICT_OVERWRITE == MUTATOR_OP_CROSSOVER_INSERT + 4 &&
+                   MUTATOR_OP__COUNT == MUTATOR_OP_CROSSOVER_INSERT + 5,
+               "context-dependent operators come last, crossover before dictionary");
+
+static inline MutatorOp pick_op(SfPrng *rng, bool has_partner, bool has_dict)
+{
+        uint32_t n =
+            (uint32_t)MUTATOR_OP_CROSSOVER_INSERT + (has_partner ? 3u : 0u) + (has_dict ? 2u : 0u);
+        uint32_t i = prng_below(rng, n);
+
+        if (i >= MUTATOR_OP_CROSSOVER_INSERT && !has_partner)
+                i += 3;
+        return (MutatorOp)i;
+}
+
+size_t mutator_mutate(const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t len, size_t max_len)
+{
+        if (max_len == 0)
+                return 0;
+        if (len > max_len)
+                len = max_len;
+
+        Mutation m = {
+            .ctx = ctx ? ctx : &empty_ctx,
+            .rng = rng,
+            .data = data,
+            .len = len,
+            .max_len = max_len,
+        };
+        /* The proof that the stack changed the input, without a copy of it:
+         * either the final length differs, or byte `witness_at` no longer
+         * holds `witness_old`, its value in the original input. The first
+         * operator that keeps the length names a byte it changed; until one
+         * does, the middle byte, read now, serves. */
+        size_t witness_at = len / 2;
+        uint8_t witness_old = len > 0 ? data[len / 2] : 0;
+        bool applied = false;
+        bool has_partner = m.ctx->partner && m.ctx->partner_len > 0;
+        bool has_dict = m.ctx->dict && m.ctx->dict->table && m.ctx->dict->count > 0;
+
+        unsigned depth = 1u << prng_below(rng, 4);
+        if (depth > MUTATOR_MAX_STACK)
+                depth = MUTATOR_MAX_STACK;
+        for (unsigned slot = 0; slot < depth; slot++) {
+                for (unsigned tries = 0; tries < MUTATOR_PICK_TRIES; tries++) {
+                        MutatorOp op = pick_op(rng, has_partner, has_dict);
+                        size_t r = mutator_ops[op].fn(&m);
+
+                        if (r == SIZE_MAX)
+                                continue;
+                        if (!applied && r == m.len) {
+                                witness_at = m.diff_at;
+                                witness_old = m.diff_old;
+                        }
+                        applied = true;
+                        m.len = r;
+                        break;
+                }
+        }
+        if (!applied) {
+                /* Every pick missed (an empty input rejects most operators).
+                 * Growing is possible whenever there is room, and a full
+                 * input has at least one byte to flip. */
+                size_t r = m.len < max_len ? op_insert_bytes(&m) : op_flip_bit(&m);
+                if (r == m.len) {
+                        witness_at = m.diff_at;
+                        witness_old = m.diff_old;
+                }
+                m.len = r;
+        }
+        /* Later operators can undo earlier ones (flip the same bit twice,
+         * insert then erase the same bytes). When the proof fails, flipping
+         * a bit of the witness byte makes it differ from the original. */
+        if (m.len == len && len > 0 && data[witness_at] == witness_old)
+                data[witness_at] ^= (uint8_t)(1u << prng_below(rng, 8));
+        return m.len;
+}
+
+const char *mutator_op_name(MutatorOp op)
+{
+        if ((unsigned)op >= MUTATOR_OP__COUNT)
+                return "unknown";
+        return mutator_ops[op].name;
+}

@@ -1,0 +1,142 @@
+/*
+ * The replay record's layout and integrity checks (the layout itself and
+ * the invariant are described in include/snapfuzz/record.h). The worker
+ * seals a batch with two checksums before the runner forks; recovery
+ * re-computes them, so an input is never rebuilt from a record that a wild
+ * write in the target scribbled on.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/hash.h"
+#include "snapfuzz/mutator.h"
+#include "snapfuzz/record.h"
+
+#include "snapfuzz/banned.h"
+
+static size_t align_up(size_t v, size_t a)
+{
+        return (v + a - 1) / a * a;
+}
+
+int record_layout(size_t max_len, RecordLayout *ret)
+{
+        RecordLayout l;
+
+        if (max_len == 0 || max_len > RECORD_MAX_LEN_LIMIT)
+                return -EINVAL;
+        l.max_len = max_len;
+        l.base_off = RECORD_DEATH_OFFSET + RECORD_DEATH_SIZE;
+        l.partner_off = l.base_off + align_up(max_len, 64);
+        l.table_off = l.partner_off + align_up(max_len, 64);
+        l.record_size = align_up(l.table_off + RECORD_TABLE_BYTES, 4096);
+        l.finds_off = l.record_size;
+        l.find_slot_size = sizeof(RecordFindSlot) + align_up(max_len, 64);
+        l.region_size = align_up(
+            l.finds_off + sizeof(RecordFinds) + RECORD_FINDS_SLOTS * l.find_slot_size, 4096);
+        *ret = l;
+        return 0;
+}
+
+uint64_t record_slot_check(const SfPrng *rng, uint64_t chain)
+{
+        uint64_t h = hash64_mix(UINT64_C(0x534c4f54), rng->state);
+        h = hash64_mix(h, rng->inc);
+        return hash64_mix(h, chain);
+}
+
+uint64_t record_desc_check(const RecordHeader *h)
+{
+        /* Everything from magic up to payload_check: the description. */
+        return hash64(h, offsetof(RecordHeader, desc_check), UINT64_C(0x44455343));
+}
+
+uint64_t record_payload_check(const void *region, const RecordLayout *l, const RecordHeader *h)
+{
+        const uint8_t *r = region;
+        uint64_t c = hash64(r + l->base_off, h->base_len, 1);
+        c = hash64_mix(c, hash64(r + l->partner_off, h->partner_len, 2));
+        return hash64_mix(c, hash64(r + l->table_off, h->table_len, 3));
+}
+
+void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, RecordMode mode,
+                        uint64_t iters, uint64_t seed, uint32_t chain_len, uint32_t base_len,
+                        uint32_t partner_len, uint32_t table_len)
+{
+        RecordHeader *h = record_header(region);
+
+        memset(h, 0, sizeof(*h));
+        h->magic = RECORD_MAGIC;
+        h->version = RECORD_VERSION;
+        h->header_size = sizeof(RecordHeader);
+        h->batch_id = batch_id;
+        h->iters = iters;
+        h->seed = seed;
+        h->mode = mode;
+        h->chain_len = chain_len ? chain_len : 1;
+        h->max_len = (uint32_t)l->max_len;
+        h->base_len = base_len;
+        h->partner_len = partner_len;
+        h->table_len = table_len;
+        h->mutator_version = MUTATOR_VERSION;
+        h->payload_check = record_payload_check(region, l, h);
+        h->desc_check = record_desc_check(h);
+        memset(record_death(region), 0, sizeof(RecordDeath));
+        record_finds(region, l)->capacity = RECORD_FINDS_SLOTS;
+        record_finds(region, l)->used = 0;
+}
+
+RecordProblem record_validate(const void *region, const RecordLayout *l)
+{
+        const RecordHeader *h = region;
+
+        if (h->magic != RECORD_MAGIC)
+                return RECORD_BAD_MAGIC;
+        if (h->version != RECORD_VERSION || h->header_size != sizeof(RecordHeader) ||
+            h->mutator_version != MUTATOR_VERSION)
+                return RECORD_BAD_VERSION;
+        if (h->desc_check != record_desc_check(h) || h->max_len != l->max_len ||
+            h->base_len > l->max_len || h->partner_len > l->max_len ||
+            h->table_len > RECORD_TABLE_BYTES || h->chain_len == 0 ||
+            (h->mode != RECORD_MODE_EXEC && h->mode != RECORD_MODE_FUZZ))
+                return RECORD_BAD_DESC;
+        if (h->payload_check != record_payload_check(region, l, h))
+                return RECORD_BAD_PAYLOAD;
+
+        uint64_t count = __atomic_load_n(&h->count, __ATOMIC_ACQUIRE);
+        if (count == 0)
+                return RECORD_NO_INPUT;
+        if (count > h->iters)
+                return RECORD_BAD_COUNT;
+        if (h->mode == RECORD_MODE_FUZZ) {
+                uint64_t chain = (count - 1) / h->chain_len;
+                const RecordChainSlot *s = &h->slot[chain & 1];
+                if (s->chain != chain || s->check != record_slot_check(&s->rng, s->chain))
+                        return RECORD_BAD_SLOT;
+        }
+        return RECORD_OK;
+}
+
+const char *record_problem_str(RecordProblem p)
+{
+        switch (p) {
+        case RECORD_OK:
+                return "ok";
+        case RECORD_BAD_MAGIC:
+                return "the record has no valid magic number (overwritten?)";
+        case RECORD_BAD_VERSION:
+                return "the record was written by another record layout or mutator version";
+        case RECORD_BAD_DESC:
+                return "the batch description fails its checksum (scribbled on by the target?)";
+        case RECORD_BAD_PAYLOAD:
+                return "the base input or mutation table changed during the batch "
+                       "(scribbled on by the target?)";
+        case RECORD_BAD_SLOT:
+                return "the PRNG slot of the running chain fails its checksum";
+        case RECORD_NO_INPUT:
+                return "the runner died before it ran any input";
+        case RECORD_BAD_COUNT:
+                return "the iteration count is beyond the batch";
+        }
+        return "unknown problem";
+}

@@ -1,0 +1,396 @@
+/*
+ * Spawning: the pipes and the memfd are created close-on-exec; in the child,
+ * every inherited descriptor is marked close-on-exec and only the four the
+ * worker needs are passed, by number, on its command line. A worker that
+ * dies before saying hello is diagnosed from its wait status, so a target
+ * whose constructor crashes gets one clear line, not a protocol error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/coverage.h"
+#include "core/msg.h"
+#include "core/wproc.h"
+#include "snapfuzz/exitcode.h"
+
+#include "snapfuzz/banned.h"
+
+struct Wproc {
+        pid_t pid;
+        int cmd_fd; /* we write */
+        int evt_fd; /* we read */
+        int shm_fd;
+        int cov_fd;
+        int own_cov;
+        void *region;
+        RecordLayout layout;
+        MsgReader reader;
+        size_t counters;
+        int exited;
+        int status;
+};
+
+static void close_inherited(int keep[], int n)
+{
+#ifdef SYS_close_range
+        /* CLOSE_RANGE_CLOEXEC: everything else disappears at exec. */
+        if (syscall(SYS_close_range, 3, ~0u, 4u) == 0)
+                goto keep_fds;
+#endif
+        for (int fd = 3; fd < 1024; fd++)
+                fcntl(fd, F_SETFD, FD_CLOEXEC);
+#ifdef SYS_close_range
+keep_fds:
+#endif
+        for (int i = 0; i < n; i++)
+                fcntl(keep[i], F_SETFD, 0);
+}
+
+static const char *signal_name(int sig)
+{
+        const char *d = sigabbrev_np(sig);
+        return d ? d : "?";
+}
+
+static void describe_exit(int status, char *err, size_t errlen)
+{
+        if (WIFSIGNALED(status))
+                snprintf(err, errlen,
+                         "the target crashed while loading or in LLVMFuzzerInitialize "
+                         "(signal SIG%s); fix its initialization, then run again",
+                         signal_name(WTERMSIG(status)));
+        else if (WIFEXITED(status))
+                snprintf(err, errlen,
+                         "the target exited with status %d while loading or in "
+                         "LLVMFuzzerInitialize; fix its initialization, then run again",
+                         WEXITSTATUS(status));
+        else
+                snprintf(err, errlen, "the worker stopped while starting");
+}
+
+int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
+{
+        int cmd[2] = {-1, -1}, evt[2] = {-1, -1};
+        Wproc *w;
+        int r;
+
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        w->pid = -1;
+        w->shm_fd = w->cov_fd = w->cmd_fd = w->evt_fd = -1;
+        r = record_layout(cfg->max_len, &w->layout);
+        if (r < 0) {
+                snprintf(err, errlen, "bad maximum input length %zu", cfg->max_len);
+                goto err_free;
+        }
+        w->shm_fd = memfd_create("snapfuzz-record", MFD_CLOEXEC);
+        if (w->shm_fd < 0 || ftruncate(w->shm_fd, (off_t)w->layout.region_size) < 0) {
+                r = -errno;
+                snprintf(err, errlen, "cannot create shared memory: %s", strerror(errno));
+                goto err_free;
+        }
+        w->region =
+            mmap(NULL, w->layout.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, w->shm_fd, 0);
+        if (w->region == MAP_FAILED) {
+                w->region = NULL;
+                r = -errno;
+                snprintf(err, errlen, "cannot map shared memory: %s", strerror(errno));
+                goto err_free;
+        }
+        if (cfg->cov_fd >= 0) {
+                w->cov_fd = cfg->cov_fd;
+        } else {
+                w->cov_fd = coverage_shared_create();
+                w->own_cov = 1;
+                if (w->cov_fd < 0) {
+                        r = w->cov_fd;
+                        snprintf(err, errlen, "cannot create the coverage map: %s", strerror(-r));
+                        goto err_free;
+                }
+        }
+        if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(evt, O_CLOEXEC) < 0) {
+                r = -errno;
+                snprintf(err, errlen, "cannot create pipes: %s", strerror(errno));
+                goto err_pipes;
+        }
+
+        char a_cmd[16], a_evt[16], a_shm[16], a_cov[16], a_len[24], a_to[16], a_rss[16];
+        snprintf(a_cmd, sizeof(a_cmd), "%d", cmd[0]);
+        snprintf(a_evt, sizeof(a_evt), "%d", evt[1]);
+        snprintf(a_shm, sizeof(a_shm), "%d", w->shm_fd);
+        snprintf(a_cov, sizeof(a_cov), "%d", w->cov_fd);
+        snprintf(a_len, sizeof(a_len), "%zu", cfg->max_len);
+        snprintf(a_to, sizeof(a_to), "%u", cfg->timeout_ms);
+        snprintf(a_rss, sizeof(a_rss), "%u", cfg->rss_limit_mb);
+        const char *exe = cfg->exe ? cfg->exe : "/proc/self/exe";
+        char *argv[] = {
+            (char *)"snapfuzz",
+            (char *)"__worker",
+            (char *)"--target",
+            (char *)cfg->target,
+            (char *)"--cmd-fd",
+            a_cmd,
+            (char *)"--evt-fd",
+            a_evt,
+            (char *)"--shm-fd",
+            a_shm,
+            (char *)"--cov-fd",
+            a_cov,
+            (char *)"--max-len",
+            a_len,
+            (char *)"--timeout-ms",
+            a_to,
+            (char *)"--rss-limit-mb",
+            a_rss,
+            (char *)"--sandbox",
+            (char *)(cfg->sandbox ? cfg->sandbox : "strict"),
+            NULL,
+        };
+
+        w->pid = fork();
+        if (w->pid < 0) {
+                r = -errno;
+                snprintf(err, errlen, "cannot fork a worker: %s", strerror(errno));
+                goto err_pipes;
+        }
+        if (w->pid == 0) {
+                int keep[] = {cmd[0], evt[1], w->shm_fd, w->cov_fd};
+                sigset_t none;
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                close_inherited(keep, 4);
+                execv(exe, argv);
+                _exit(WORKER_EXIT_INTERNAL);
+        }
+        close(cmd[0]);
+        close(evt[1]);
+        w->cmd_fd = cmd[1];
+        w->evt_fd = evt[0];
+        msg_reader_init(&w->reader, w->evt_fd);
+
+        cJSON *hello = NULL;
+        unsigned init_ms = cfg->init_timeout_ms ? cfg->init_timeout_ms : 120000;
+        r = msg_recv(&w->reader, &hello, (int)init_ms);
+        if (r <= 0) {
+                if (r == 0) {
+                        snprintf(err, errlen, "the target did not finish initializing within %u s",
+                                 init_ms / 1000);
+                        r = WPROC_ERR_TIMEOUT;
+                        goto err_child;
+                }
+                int status = 0;
+                waitpid(w->pid, &status, 0);
+                w->pid = -1;
+                if (WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_INTERNAL)
+                        snprintf(err, errlen, "the worker could not start");
+                else
+                        describe_exit(status, err, errlen);
+                r = WPROC_ERR_CRASHED;
+                goto err_child;
+        }
+        const char *type = msg_str(hello, "type", "");
+        if (strcmp(type, "hello") != 0) {
+                snprintf(err, errlen, "%s",
+                         msg_str(hello, "message", "the worker failed to start"));
+                r = strcmp(type, "error") == 0 &&
+                            (strcmp(msg_str(hello, "what", ""), "load") == 0 ||
+                             strcmp(msg_str(hello, "what", ""), "entry") == 0)
+                        ? WPROC_ERR_LOAD
+                        : -EPROTO;
+                cJSON_Delete(hello);
+                goto err_child;
+        }
+        w->counters = (size_t)msg_int(hello, "counters", 0);
+        cJSON_Delete(hello);
+        *ret = w;
+        return 0;
+
+err_child:
+        wproc_free(w);
+        return r;
+err_pipes:
+        for (int i = 0; i < 2; i++) {
+                if (cmd[i] >= 0)
+                        close(cmd[i]);
+                if (evt[i] >= 0)
+                        close(evt[i]);
+        }
+err_free:
+        wproc_free(w);
+        return r;
+}
+
+static int wait_exit(pid_t pid, int ms, int *status)
+{
+        for (int waited = 0; waited <= ms; waited += 10) {
+                pid_t p = waitpid(pid, status, WNOHANG);
+                if (p == pid || (p < 0 && errno == ECHILD))
+                        return 1;
+                struct timespec ts = {0, 10 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+        }
+        return 0;
+}
+
+void wproc_free(Wproc *w)
+{
+        if (!w)
+                return;
+        if (w->pid > 0 && !w->exited) {
+                int status;
+                cJSON *stop = msg_new("stop");
+                if (stop && w->cmd_fd >= 0)
+                        (void)msg_send(w->cmd_fd, stop);
+                cJSON_Delete(stop);
+                if (w->cmd_fd >= 0) {
+                        close(w->cmd_fd);
+                        w->cmd_fd = -1;
+                }
+                /* A worker ignores SIGINT (Ctrl-C is the coordinator's), so
+                 * the escalation is stop, then SIGTERM, then SIGKILL. */
+                if (!wait_exit(w->pid, 2000, &status)) {
+                        kill(w->pid, SIGTERM);
+                        if (!wait_exit(w->pid, 500, &status)) {
+                                kill(w->pid, SIGKILL);
+                                waitpid(w->pid, &status, 0);
+                        }
+                }
+        }
+        if (w->cmd_fd >= 0)
+                close(w->cmd_fd);
+        if (w->evt_fd >= 0)
+                close(w->evt_fd);
+        msg_reader_deinit(&w->reader);
+        if (w->region)
+                munmap(w->region, w->layout.region_size);
+        if (w->shm_fd >= 0)
+                close(w->shm_fd);
+        if (w->own_cov && w->cov_fd >= 0)
+                close(w->cov_fd);
+        free(w);
+}
+
+void *wproc_region(Wproc *w)
+{
+        return w->region;
+}
+
+const RecordLayout *wproc_layout(const Wproc *w)
+{
+        return &w->layout;
+}
+
+int wproc_evt_fd(const Wproc *w)
+{
+        return w->evt_fd;
+}
+
+pid_t wproc_pid(const Wproc *w)
+{
+        return w->pid;
+}
+
+size_t wproc_counters(const Wproc *w)
+{
+        return w->counters;
+}
+
+int wproc_send(Wproc *w, const cJSON *m)
+{
+        return msg_send(w->cmd_fd, m);
+}
+
+int wproc_send_batch(Wproc *w, const WprocBatch *b)
+{
+        char seed[24];
+
+        if (b->base_len > w->layout.max_len || b->partner_len > w->layout.max_len ||
+            b->table_len > RECORD_TABLE_BYTES)
+                return -EINVAL;
+        if (b->base_len)
+                memcpy(record_base(w->region, &w->layout), b->base, b->base_len);
+        if (b->partner_len)
+                memcpy(record_partner(w->region, &w->layout), b->partner, b->partner_len);
+        if (b->table_len)
+                memcpy(record_table(w->region, &w->layout), b->table, b->table_len);
+
+        cJSON *m = msg_new("fuzz");
+        if (!m)
+                return -ENOMEM;
+        snprintf(seed, sizeof(seed), "%llx", (unsigned long long)b->seed);
+        cJSON_AddNumberToObject(m, "batch_id", (double)b->batch_id);
+        cJSON_AddStringToObject(m, "mode", b->mode == RECORD_MODE_EXEC ? "exec" : "fuzz");
+        cJSON_AddNumberToObject(m, "iters", (double)b->iters);
+        cJSON_AddStringToObject(m, "seed", seed);
+        cJSON_AddNumberToObject(m, "chain_len", b->chain_len);
+        cJSON_AddNumberToObject(m, "base_len", (double)b->base_len);
+        cJSON_AddNumberToObject(m, "partner_len", (double)b->partner_len);
+        cJSON_AddNumberToObject(m, "table_len", (double)b->table_len);
+        int r = msg_send(w->cmd_fd, m);
+        cJSON_Delete(m);
+        return r;
+}
+
+int wproc_read(Wproc *w, cJSON **ret)
+{
+        return msg_read(&w->reader, ret);
+}
+
+int wproc_recv(Wproc *w, cJSON **ret, int timeout_ms)
+{
+        return msg_recv(&w->reader, ret, timeout_ms);
+}
+
+int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
+{
+        static uint64_t exec_id;
+        WprocBatch b = {
+            .batch_id = ++exec_id,
+            .mode = RECORD_MODE_EXEC,
+            .iters = 1,
+            .chain_len = 1,
+            .base = data,
+            .base_len = len,
+        };
+        int r = wproc_send_batch(w, &b);
+        if (r < 0)
+                return r;
+        for (;;) {
+                cJSON *m = NULL;
+                r = wproc_recv(w, &m, -1);
+                if (r < 0)
+                        return r;
+                const char *type = msg_str(m, "type", "");
+                if (strcmp(type, "done") == 0 || strcmp(type, "died") == 0) {
+                        *ret = m;
+                        return 0;
+                }
+                if (strcmp(type, "error") == 0) {
+                        cJSON_Delete(m);
+                        return -EIO;
+                }
+                cJSON_Delete(m); /* a stray pong */
+        }
+}
+
+int wproc_reap(Wproc *w)
+{
+        if (w->exited)
+                return w->status;
+        if (w->pid > 0 && waitpid(w->pid, &w->status, WNOHANG) == w->pid) {
+                w->exited = 1;
+                return w->status;
+        }
+        return -1;
+}

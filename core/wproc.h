@@ -1,0 +1,78 @@
+/*
+ * The other end of a worker: spawns `snapfuzz __worker` on a target with
+ * its own shared record (memfd) and command/event pipes, waits for its
+ * hello, and sends it batches. Used by the coordinator (fuzzing workers),
+ * the recovery helper (its verification worker) and `reproduce`, so that
+ * fuzzing, verification and reproduction run the same load-sandbox-call
+ * code.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+#include "snapfuzz/record.h"
+
+typedef struct WprocConfig {
+        const char *exe;    /* the snapfuzz executable; NULL: /proc/self/exe */
+        const char *target; /* path of the target .so */
+        size_t max_len;
+        unsigned timeout_ms;
+        unsigned rss_limit_mb;    /* 0: no limit */
+        const char *sandbox;      /* "strict" or "off" */
+        int cov_fd;               /* shared coverage map; -1: a private one */
+        unsigned init_timeout_ms; /* how long loading may take; 0: 120 s */
+} WprocConfig;
+
+typedef struct Wproc Wproc;
+
+/* Why a worker could not start (wproc_spawn's negative results). */
+#define WPROC_ERR_LOAD (-1000)    /* the target cannot be loaded / has no entry point */
+#define WPROC_ERR_CRASHED (-1001) /* the target crashed or exited while initializing */
+#define WPROC_ERR_TIMEOUT (-1002) /* initialization did not finish in time */
+
+/* Starts a worker and waits for its hello. On failure returns a negative
+ * errno or WPROC_ERR_* and writes one line for a person into @err. */
+int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen);
+
+/* Stops the worker (a "stop" command, then SIGTERM, then SIGKILL, with a
+ * grace period each) and frees everything. NULL is a no-op. */
+void wproc_free(Wproc *w);
+
+void *wproc_region(Wproc *w);
+const RecordLayout *wproc_layout(const Wproc *w);
+int wproc_evt_fd(const Wproc *w);
+pid_t wproc_pid(const Wproc *w);
+size_t wproc_counters(const Wproc *w);
+
+typedef struct WprocBatch {
+        uint64_t batch_id;
+        RecordMode mode;
+        uint64_t iters;
+        uint64_t seed;
+        uint32_t chain_len;
+        const uint8_t *base;
+        size_t base_len;
+        const uint8_t *partner;
+        size_t partner_len;
+        const uint8_t *table;
+        size_t table_len;
+} WprocBatch;
+
+/* Copies the batch's payload into the record and sends the command. */
+int wproc_send_batch(Wproc *w, const WprocBatch *b);
+int wproc_send(Wproc *w, const cJSON *m);
+
+/* One event: see msg_read / msg_recv. */
+int wproc_read(Wproc *w, cJSON **ret);
+int wproc_recv(Wproc *w, cJSON **ret, int timeout_ms);
+
+/* Runs @data once, unmodified, in a fresh runner and returns the "done" or
+ * "died" event. 0 or a negative error. */
+int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret);
+
+/* Reaps the worker if it has exited; returns its wait status or -1. */
+int wproc_reap(Wproc *w);

@@ -1,0 +1,235 @@
+/*
+ * The replay record: the fixed, versioned, pointer-free layout of a worker's
+ * shared memory (one memfd per worker, mapped by the coordinator, the worker,
+ * its runner and, as a copy, the recovery helper).
+ *
+ *   offset 0                      RecordHeader   (RECORD_HEADER_SIZE)
+ *   RECORD_DEATH_OFFSET           RecordDeath    (RECORD_DEATH_SIZE)
+ *   layout.base_off               base input     (max_len, 64-aligned)
+ *   layout.partner_off            crossover input(max_len, 64-aligned)
+ *   layout.table_off              mutation table (RECORD_TABLE_BYTES)
+ *   layout.finds_off              RecordFinds + RECORD_FINDS_SLOTS slots
+ *
+ * Invariant: the bytes of the input executed at iteration k of a batch are a
+ * deterministic function of the record alone (header, base, partner, table).
+ * The runner increments `count` *before* each call into the target, so after
+ * any death `count` names the input that was running (or had just run).
+ *
+ * Iteration k (1-based) in RECORD_MODE_FUZZ belongs to chain
+ * c = (k-1) / chain_len at step s = (k-1) % chain_len; its input is the base
+ * with s+1 calls of mutator_mutate() applied in sequence, starting from the
+ * PRNG saved in slot[c & 1]. The runner writes slot[c & 1] before count
+ * reaches the chain's first iteration, so the slot of the chain `count` is in
+ * is never being written: a kill at any instruction leaves a usable record.
+ * In RECORD_MODE_EXEC every iteration runs the base unmodified.
+ *
+ * Torn or scribbled data is detectable: the batch description and payload
+ * carry checksums written by the worker before the runner starts, and each
+ * chain slot carries a checksum of its own.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapfuzz/prng.h"
+
+#define RECORD_MAGIC UINT64_C(0x3144524f43524653) /* "SFRCORD1" little-endian */
+#define RECORD_VERSION 1u
+
+#define RECORD_HEADER_SIZE 4096u
+#define RECORD_DEATH_OFFSET RECORD_HEADER_SIZE
+#define RECORD_DEATH_SIZE 4096u
+#define RECORD_TABLE_BYTES (64u * 1024u)
+#define RECORD_MAX_FRAMES 48u
+#define RECORD_FINDS_SLOTS 64u
+#define RECORD_MAX_LEN_LIMIT (16u * 1024u * 1024u)
+
+typedef enum RecordMode {
+        RECORD_MODE_EXEC = 1, /* run the base input unmodified */
+        RECORD_MODE_FUZZ = 2, /* mutate chains from the base input */
+} RecordMode;
+
+typedef enum RecordRunnerState {
+        RECORD_RUNNER_IDLE = 0,
+        RECORD_RUNNER_STARTING = 1, /* forked, sandbox not yet in place */
+        RECORD_RUNNER_RUNNING = 2,  /* in the loop */
+        RECORD_RUNNER_DONE = 3,     /* every iteration ran; exiting on purpose */
+        RECORD_RUNNER_FULL = 4,     /* the finds area filled up; exiting on purpose */
+} RecordRunnerState;
+
+typedef struct RecordChainSlot {
+        SfPrng rng;     /* the PRNG before the chain's first mutation */
+        uint64_t chain; /* the chain's index */
+        uint64_t check; /* record_slot_check() of the two fields above */
+} RecordChainSlot;
+
+typedef struct RecordHeader {
+        uint64_t magic;
+        uint32_t version;
+        uint32_t header_size; /* sizeof(RecordHeader), a layout check */
+
+        /* The batch description, written by the worker before the runner
+         * forks and never modified during the batch. */
+        uint64_t batch_id;
+        uint64_t iters; /* iterations the runner is asked to run */
+        uint64_t seed;  /* the seed the first chain's PRNG came from */
+        uint32_t mode;  /* RecordMode */
+        uint32_t chain_len;
+        uint32_t max_len; /* capacity of base and partner; the longest input */
+        uint32_t base_len;
+        uint32_t partner_len;
+        uint32_t table_len;
+        uint32_t mutator_version; /* MUTATOR_VERSION of the runner that wrote this */
+        uint32_t flags;
+        uint64_t payload_check; /* record_payload_check() of base, partner, table */
+        uint64_t desc_check;    /* record_desc_check() of the fields above */
+
+        /* Written by the runner while it runs. */
+        uint64_t count __attribute__((aligned(64)));
+        RecordChainSlot slot[2];
+        uint32_t runner_state; /* RecordRunnerState */
+        int32_t runner_pid;
+        uint64_t new_features; /* coverage features this batch added */
+} RecordHeader;
+
+_Static_assert(sizeof(RecordHeader) <= RECORD_HEADER_SIZE, "header fits its page");
+_Static_assert(offsetof(RecordHeader, magic) == 0, "magic first");
+_Static_assert(offsetof(RecordHeader, batch_id) == 16, "stable layout");
+_Static_assert(offsetof(RecordHeader, payload_check) == 72, "stable layout");
+_Static_assert(offsetof(RecordHeader, count) == 128, "count on its own line");
+_Static_assert(sizeof(RecordChainSlot) == 32, "slot layout");
+
+/* Written by the runner's signal handlers (async-signal-safe writes only),
+ * read by the worker after the runner is gone. `valid` is set last. */
+typedef struct RecordDeath {
+        uint32_t valid; /* RECORD_DEATH_VALID once the fields below are complete */
+        int32_t signal;
+        int32_t code;       /* si_code */
+        int32_t syscall_nr; /* SIGSYS from the sandbox: the blocked syscall, else -1 */
+        uint64_t addr;      /* si_addr: the faulting address */
+        uint64_t pc;        /* the faulting instruction */
+        uint64_t syscall_args[6];
+        uint64_t count; /* the record's count when the handler ran */
+        uint32_t nframes;
+        uint32_t reason; /* RecordDeathReason */
+        uint32_t flags;  /* RECORD_DEATH_F_* */
+        uint32_t pad;
+        uint64_t frames[RECORD_MAX_FRAMES];
+} RecordDeath;
+
+#define RECORD_DEATH_VALID 0x44454144u   /* "DEAD" */
+#define RECORD_DEATH_F_STACK_OVERFLOW 1u /* the fault hit next to the stack pointer */
+
+typedef enum RecordDeathReason {
+        RECORD_DEATH_SIGNAL = 1,    /* a fatal signal inside the target */
+        RECORD_DEATH_STACKDUMP = 2, /* the worker asked for a stack (timeout, oom) */
+        RECORD_DEATH_OVERWRITE = 3, /* the target wrote into its const input */
+} RecordDeathReason;
+
+_Static_assert(sizeof(RecordDeath) <= RECORD_DEATH_SIZE, "death info fits its page");
+
+/* Inputs that reached new coverage, appended by the runner. */
+typedef struct RecordFindSlot {
+        uint32_t len;
+        uint32_t flags;
+        uint64_t iteration;
+        /* uint8_t data[max_len] follows, padded to 64 bytes */
+} RecordFindSlot;
+
+typedef struct RecordFinds {
+        uint32_t capacity;
+        uint32_t used; /* slots filled; written after the slot's data */
+        uint64_t pad[7];
+} RecordFinds;
+
+_Static_assert(sizeof(RecordFindSlot) == 16, "find slot layout");
+_Static_assert(sizeof(RecordFinds) == 64, "finds header layout");
+
+/* Where each part of a worker's region lives, for a given max_len. */
+typedef struct RecordLayout {
+        size_t max_len;
+        size_t base_off;
+        size_t partner_off;
+        size_t table_off;
+        size_t record_size; /* header + death + base + partner + table: the replay record */
+        size_t finds_off;
+        size_t find_slot_size;
+        size_t region_size; /* the whole region, finds included */
+} RecordLayout;
+
+/* Fills @ret for @max_len (1..RECORD_MAX_LEN_LIMIT). Returns 0 or -EINVAL. */
+int record_layout(size_t max_len, RecordLayout *ret);
+
+/* Accessors for a mapped region laid out by @l. */
+static inline RecordHeader *record_header(void *region)
+{
+        return (RecordHeader *)region;
+}
+static inline RecordDeath *record_death(void *region)
+{
+        return (RecordDeath *)((uint8_t *)region + RECORD_DEATH_OFFSET);
+}
+static inline uint8_t *record_base(void *region, const RecordLayout *l)
+{
+        return (uint8_t *)region + l->base_off;
+}
+static inline uint8_t *record_partner(void *region, const RecordLayout *l)
+{
+        return (uint8_t *)region + l->partner_off;
+}
+static inline uint8_t *record_table(void *region, const RecordLayout *l)
+{
+        return (uint8_t *)region + l->table_off;
+}
+static inline RecordFinds *record_finds(void *region, const RecordLayout *l)
+{
+        return (RecordFinds *)((uint8_t *)region + l->finds_off);
+}
+static inline RecordFindSlot *record_find_slot(void *region, const RecordLayout *l, size_t i)
+{
+        return (RecordFindSlot *)((uint8_t *)region + l->finds_off + sizeof(RecordFinds) +
+                                  i * l->find_slot_size);
+}
+
+/* Checksums (64-bit, non-cryptographic: they detect tearing and wild
+ * writes, not an adversary). */
+uint64_t record_slot_check(const SfPrng *rng, uint64_t chain);
+uint64_t record_desc_check(const RecordHeader *h);
+uint64_t record_payload_check(const void *region, const RecordLayout *l, const RecordHeader *h);
+
+/* Worker side: writes a new batch description (the payload must already be
+ * in place), resets count, slots, death info and finds, and seals the
+ * checksums. */
+void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, RecordMode mode,
+                        uint64_t iters, uint64_t seed, uint32_t chain_len, uint32_t base_len,
+                        uint32_t partner_len, uint32_t table_len);
+
+/* Runner side: saves the PRNG at the start of chain @chain. */
+static inline void record_chain_begin(RecordHeader *h, const SfPrng *rng, uint64_t chain)
+{
+        RecordChainSlot *s = &h->slot[chain & 1];
+        s->rng = *rng;
+        s->chain = chain;
+        s->check = record_slot_check(rng, chain);
+        /* The slot must be complete before count can enter the chain. */
+        __atomic_signal_fence(__ATOMIC_RELEASE);
+}
+
+/* Why a record cannot be replayed (record_validate's positive results are
+ * never used; these are negative errno-style codes returned to callers). */
+typedef enum RecordProblem {
+        RECORD_OK = 0,
+        RECORD_BAD_MAGIC,
+        RECORD_BAD_VERSION, /* another record layout or another mutator version */
+        RECORD_BAD_DESC,    /* the batch description's checksum fails */
+        RECORD_BAD_PAYLOAD, /* base, partner or table changed during the batch */
+        RECORD_BAD_SLOT,    /* the chain slot for `count` is torn or scribbled */
+        RECORD_NO_INPUT,    /* count is 0: the runner died before its first call */
+        RECORD_BAD_COUNT,   /* count is beyond the batch */
+} RecordProblem;
+
+/* Checks that the record at @region (laid out by @l) can be replayed for its
+ * current count. */
+RecordProblem record_validate(const void *region, const RecordLayout *l);
+const char *record_problem_str(RecordProblem p);

@@ -1,0 +1,1041 @@
+/*
+ * The mutator's promises, as the fuzzer and the recovery helper rely on
+ * them: replaying the PRNG rebuilds every input exactly, no operator ever
+ * leaves its buffer, an operator that does not apply leaves the input
+ * alone, and a mutation step always produces a different input.
+ *
+ * Buffers are allocated at exactly max_len bytes so that AddressSanitizer
+ * catches a write one byte too far.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include "snapfuzz/mutator.h"
+#include "snapfuzz/prng.h"
+
+#include "snapfuzz/banned.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A crossover partner whose bytes are easy to recognise: 1, 2, ..., 64. */
+#define PARTNER_LEN 64u
+static uint8_t partner_bytes[PARTNER_LEN];
+
+static const char *const dict_words[] = {"MAGIC!",           "<?xml", "\xff\xfe",
+                                         "Content-Length: ", "0",     "%n%s"};
+static uint8_t dict_table[512];
+static MutatorDict dict;
+
+static void fixture_init(void)
+{
+        const uint8_t *toks[ARRAY_SIZE(dict_words)];
+        size_t lens[ARRAY_SIZE(dict_words)];
+
+        for (size_t i = 0; i < PARTNER_LEN; i++)
+                partner_bytes[i] = (uint8_t)(i + 1);
+        for (size_t i = 0; i < ARRAY_SIZE(dict_words); i++) {
+                toks[i] = (const uint8_t *)dict_words[i];
+                lens[i] = strlen(dict_words[i]);
+        }
+        size_t used = mutator_dict_serialize(dict_table, sizeof(dict_table), toks, lens,
+                                             ARRAY_SIZE(dict_words));
+        cr_assert_eq(mutator_dict_parse(&dict, dict_table, used), ARRAY_SIZE(dict_words));
+}
+
+static MutatorCtx full_ctx(void)
+{
+        MutatorCtx c = {.partner = partner_bytes, .partner_len = PARTNER_LEN, .dict = &dict};
+        return c;
+}
+
+/* Random bytes with some decimal digits and signs mixed in, so that every
+ * operator, ascii_number included, finds something to do. */
+static void fill_input(SfPrng *r, uint8_t *p, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                switch (prng_below(r, 4)) {
+                case 0:
+                        p[i] = (uint8_t)('0' + prng_below(r, 10));
+                        break;
+                case 1:
+                        p[i] = prng_one_in(r, 4) ? '-' : 'x';
+                        break;
+                default:
+                        p[i] = (uint8_t)prng_next32(r);
+                        break;
+                }
+        }
+}
+
+static bool differs(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+        return alen != blen || memcmp(a, b, alen) != 0;
+}
+
+static bool contains(const uint8_t *hay, size_t hay_len, const void *needle, size_t n)
+{
+        for (size_t i = 0; i + n <= hay_len; i++)
+                if (memcmp(hay + i, needle, n) == 0)
+                        return true;
+        return false;
+}
+
+static uint8_t *alloc_buf(size_t n)
+{
+        uint8_t *p = malloc(n ? n : 1);
+        cr_assert_not_null(p);
+        return p;
+}
+
+/* --- Determinism and replay ------------------------------------------- */
+
+#define CHAIN_STEPS 10000
+#define CHAIN_MAX 256
+
+static const char chain_base[] = "GET /index.html?id=42&n=-7 HTTP/1.1\r\n";
+
+Test(mutator, same_seed_gives_identical_chains, .init = fixture_init)
+{
+        MutatorCtx ctx = full_ctx();
+        uint8_t a[CHAIN_MAX], b[CHAIN_MAX], c[CHAIN_MAX];
+        size_t la = sizeof(chain_base) - 1, lb = la, lc = la;
+        SfPrng ra, rb, rc;
+        int differing = 0;
+
+        memcpy(a, chain_base, la);
+        memcpy(b, chain_base, lb);
+        memcpy(c, chain_base, lc);
+        prng_seed(&ra, 1234, 1);
+        prng_seed(&rb, 1234, 1);
+        prng_seed(&rc, 1235, 1);
+        for (int i = 0; i < CHAIN_STEPS; i++) {
+                la = mutator_mutate(&ctx, &ra, a, la, CHAIN_MAX);
+                lb = mutator_mutate(&ctx, &rb, b, lb, CHAIN_MAX);
+                lc = mutator_mutate(&ctx, &rc, c, lc, CHAIN_MAX);
+                cr_assert_eq(la, lb, "lengths diverged at step %d", i);
+                cr_assert_arr_eq(a, b, la, "bytes diverged at step %d", i);
+                cr_assert_eq(ra.state, rb.state, "PRNG diverged at step %d", i);
+                differing += differs(a, la, c, lc);
+        }
+        /* A different seed is a different walk, from the first step on. */
+        cr_expect_gt(differing, CHAIN_STEPS - 10, "only %d of %d steps differ", differing,
+                     CHAIN_STEPS);
+}
+
+Test(mutator, replay_rebuilds_every_step_of_a_chain, .init = fixture_init)
+{
+        /* As the runner does: each chain starts from the base with the PRNG
+         * saved in the record; step s is the base after s + 1 mutate calls.
+         * The recovery helper rebuilds step s from the saved PRNG alone. */
+        enum { CHAINS = 8, CHAIN_LEN = 48, MAX = 128 };
+        static const char base[] = "{\"id\": 123, \"name\": \"snap\", \"n\": [1,2,3]}";
+        const size_t base_len = sizeof(base) - 1;
+        MutatorCtx ctx = full_ctx();
+        SfPrng rng;
+
+        prng_seed(&rng, 0xdecafbad, 3);
+        for (int c = 0; c < CHAINS; c++) {
+                SfPrng saved = rng;
+                uint8_t live[MAX];
+                size_t live_len = base_len;
+
+                memcpy(live, base, base_len);
+                for (int s = 0; s < CHAIN_LEN; s++) {
+                        live_len = mutator_mutate(&ctx, &rng, live, live_len, MAX);
+
+                        SfPrng replay = saved;
+                        uint8_t fresh[MAX];
+                        size_t fresh_len = base_len;
+                        memcpy(fresh, base, base_len);
+                        for (int k = 0; k <= s; k++)
+                                fresh_len = mutator_mutate(&ctx, &replay, fresh, fresh_len, MAX);
+
+                        cr_assert_eq(fresh_len, live_len, "chain %d step %d: length", c, s);
+                        cr_assert_arr_eq(fresh, live, live_len, "chain %d step %d: bytes", c, s);
+                        cr_assert_eq(replay.state, rng.state, "chain %d step %d: PRNG", c, s);
+                }
+        }
+}
+
+Test(mutator, replay_of_single_operators_is_exact, .init = fixture_init)
+{
+        MutatorCtx ctx = full_ctx();
+        SfPrng gen;
+
+        prng_seed(&gen, 5, 5);
+        for (int op = 0; op < MUTATOR_OP__COUNT; op++) {
+                for (int i = 0; i < 200; i++) {
+                        uint8_t in[64], a[64], b[64];
+                        size_t len = prng_below(&gen, 65);
+                        SfPrng r1, r2;
+
+                        fill_input(&gen, in, sizeof(in));
+                        memcpy(a, in, sizeof(in));
+                        memcpy(b, in, sizeof(in));
+                        prng_seed(&r1, (uint64_t)i, (uint64_t)op);
+                        r2 = r1;
+                        size_t ra = mutator_apply((MutatorOp)op, &ctx, &r1, a, len, sizeof(a));
+                        size_t rb = mutator_apply((MutatorOp)op, &ctx, &r2, b, len, sizeof(b));
+                        cr_assert_eq(ra, rb, "%s", mutator_op_name((MutatorOp)op));
+                        cr_assert_arr_eq(a, b, sizeof(a), "%s", mutator_op_name((MutatorOp)op));
+                }
+        }
+}
+
+/* --- Every operator: bounds and honest results -------------------------- */
+
+static MutatorOp all_ops[MUTATOR_OP__COUNT];
+
+ParameterizedTestParameters(mutator, operator_stays_in_bounds_and_changes_or_declines)
+{
+        for (int i = 0; i < MUTATOR_OP__COUNT; i++)
+                all_ops[i] = (MutatorOp)i;
+        return cr_make_param_array(MutatorOp, all_ops, MUTATOR_OP__COUNT);
+}
+
+ParameterizedTest(MutatorOp *opp, mutator, operator_stays_in_bounds_and_changes_or_declines,
+                  .init = fixture_init)
+{
+        static const size_t max_lens[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 64, 300};
+        MutatorOp op = *opp;
+        const char *name = mutator_op_name(op);
+        MutatorCtx ctx = full_ctx();
+        SfPrng gen, rng;
+        int applied = 0;
+
+        prng_seed(&gen, 42, (uint64_t)op);
+        prng_seed(&rng, 43, (uint64_t)op);
+        for (int i = 0; i < 6000; i++) {
+                size_t max_len = max_lens[prng_below(&gen, ARRAY_SIZE(max_lens))];
+                size_t len;
+                switch (prng_below(&gen, 4)) {
+                case 0:
+                        len = max_len; /* full */
+                        break;
+                case 1:
+                        len = prng_below(&gen, 2); /* empty or one byte */
+                        break;
+                default:
+                        len = prng_below(&gen, (uint32_t)max_len + 1);
+                        break;
+                }
+                /* Every other round without partner or dictionary. */
+                MutatorCtx none = {0};
+                const MutatorCtx *c = (i & 1) ? &ctx : &none;
+                uint8_t *buf = alloc_buf(max_len);
+                uint8_t *before = alloc_buf(max_len);
+
+                fill_input(&gen, buf, max_len);
+                if (prng_one_in(&gen, 8))
+                        memset(buf, 'A', max_len); /* a run of one value */
+                memcpy(before, buf, max_len);
+
+                size_t r = mutator_apply(op, c, &rng, buf, len, max_len);
+                if (r == SIZE_MAX) {
+                        cr_assert_arr_eq(buf, before, max_len,
+                                         "%s declined but wrote (len %zu, max %zu)", name, len,
+                                         max_len);
+                } else {
+                        cr_assert_leq(r, max_len, "%s: %zu > max_len %zu", name, r, max_len);
+                        cr_assert(differs(buf, r, before, len),
+                                  "%s claimed a change but made none (len %zu, max %zu)", name, len,
+                                  max_len);
+                        applied++;
+                }
+                free(buf);
+                free(before);
+        }
+        cr_expect_gt(applied, 100, "%s applied only %d times", name, applied);
+}
+
+struct Declined {
+        MutatorOp op;
+        const char *input;
+        size_t max_len;
+        bool with_ctx;
+        const char *why;
+};
+
+Test(mutator, inapplicable_operators_decline_and_leave_data_alone, .init = fixture_init)
+{
+        static const struct Declined cases[] = {
+            {MUTATOR_OP_FLIP_BIT, "", 8, true, "empty input"},
+            {MUTATOR_OP_SET_BYTE, "", 8, true, "empty input"},
+            {MUTATOR_OP_INTERESTING8, "", 8, true, "empty input"},
+            {MUTATOR_OP_ARITH8, "", 8, true, "empty input"},
+            {MUTATOR_OP_INTERESTING16, "a", 8, true, "shorter than 2"},
+            {MUTATOR_OP_ARITH16, "a", 8, true, "shorter than 2"},
+            {MUTATOR_OP_INTERESTING32, "abc", 8, true, "shorter than 4"},
+            {MUTATOR_OP_ARITH32, "abc", 8, true, "shorter than 4"},
+            {MUTATOR_OP_INTERESTING64, "abcdefg", 8, true, "shorter than 8"},
+            {MUTATOR_OP_ARITH64, "abcdefg", 8, true, "shorter than 8"},
+            {MUTATOR_OP_INSERT_BYTES, "abcd", 4, true, "full"},
+            {MUTATOR_OP_DUPLICATE_RANGE, "abcd", 4, true, "full"},
+            {MUTATOR_OP_DUPLICATE_RANGE, "", 4, true, "nothing to duplicate"},
+            {MUTATOR_OP_CROSSOVER_INSERT, "abcd", 4, true, "full"},
+            {MUTATOR_OP_ERASE_BYTES, "a", 4, true, "one byte left"},
+            {MUTATOR_OP_COPY_RANGE, "a", 4, true, "one byte"},
+            {MUTATOR_OP_COPY_RANGE, "\0\0\0\0\0\0", 6, true, "all bytes equal"},
+            {MUTATOR_OP_SHUFFLE_BYTES, "a", 4, true, "one byte"},
+            {MUTATOR_OP_SHUFFLE_BYTES, "AAAAAAAAAA", 12, true, "all bytes equal"},
+            {MUTATOR_OP_ASCII_NUMBER, "no digits here", 32, true, "no number"},
+            {MUTATOR_OP_ASCII_NUMBER, "", 32, true, "empty input"},
+            {MUTATOR_OP_CROSSOVER_INSERT, "abc", 32, false, "no partner"},
+            {MUTATOR_OP_CROSSOVER_OVERWRITE, "abc", 32, false, "no partner"},
+            {MUTATOR_OP_CROSSOVER_SPLICE, "abc", 32, false, "no partner"},
+            {MUTATOR_OP_CROSSOVER_OVERWRITE, "", 32, true, "empty input"},
+            {MUTATOR_OP_DICT_INSERT, "abc", 32, false, "no dictionary"},
+            {MUTATOR_OP_DICT_OVERWRITE, "abc", 32, false, "no dictionary"},
+        };
+
+        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                const struct Declined *t = &cases[k];
+                MutatorCtx ctx = t->with_ctx ? full_ctx() : (MutatorCtx){0};
+                size_t len = strlen(t->input);
+                const char *name = mutator_op_name(t->op);
+
+                /* The all-zero case has embedded NULs. */
+                if (t->op == MUTATOR_OP_COPY_RANGE && t->max_len == 6)
+                        len = 6;
+                for (uint64_t seed = 0; seed < 300; seed++) {
+                        uint8_t *buf = alloc_buf(t->max_len);
+                        uint8_t *before = alloc_buf(t->max_len);
+                        SfPrng r;
+
+                        memset(buf, 0x5a, t->max_len);
+                        memcpy(buf, t->input, len);
+                        memcpy(before, buf, t->max_len);
+                        prng_seed(&r, seed, 9);
+                        cr_assert_eq(mutator_apply(t->op, &ctx, &r, buf, len, t->max_len), SIZE_MAX,
+                                     "%s should decline: %s", name, t->why);
+                        cr_assert_arr_eq(buf, before, t->max_len, "%s wrote while declining", name);
+                        free(buf);
+                        free(before);
+                }
+        }
+}
+
+Test(mutator, empty_dictionary_and_short_partner_are_handled, .init = fixture_init)
+{
+        MutatorDict empty;
+        MutatorCtx ctx = {.partner = NULL, .partner_len = 5, .dict = &empty};
+        uint8_t buf[16] = "abcdefgh";
+        SfPrng r;
+
+        mutator_dict_parse(&empty, NULL, 0);
+        prng_seed(&r, 1, 1);
+        /* A NULL partner with a length is treated as no partner at all. */
+        cr_expect_eq(mutator_apply(MUTATOR_OP_CROSSOVER_INSERT, &ctx, &r, buf, 8, 16), SIZE_MAX);
+        cr_expect_eq(mutator_apply(MUTATOR_OP_DICT_INSERT, &ctx, &r, buf, 8, 16), SIZE_MAX);
+        cr_expect_eq(mutator_apply(MUTATOR_OP_DICT_OVERWRITE, &ctx, &r, buf, 8, 16), SIZE_MAX);
+        /* A token longer than the input cannot overwrite it. */
+        ctx = full_ctx();
+        uint8_t small[2] = {'x', 'y'};
+        const uint8_t *tok = (const uint8_t *)"LONGTOKEN";
+        size_t tok_len = 9;
+        uint8_t table[16];
+        MutatorDict one;
+        mutator_dict_parse(&one, table,
+                           mutator_dict_serialize(table, sizeof(table), &tok, &tok_len, 1));
+        ctx.dict = &one;
+        cr_expect_eq(mutator_apply(MUTATOR_OP_DICT_OVERWRITE, &ctx, &r, small, 2, 2), SIZE_MAX);
+        cr_expect_eq(mutator_apply(MUTATOR_OP_DICT_INSERT, &ctx, &r, small, 2, 10), SIZE_MAX);
+        cr_expect_eq(small[0], 'x');
+        cr_expect_eq(small[1], 'y');
+}
+
+Test(mutator, invalid_arguments_are_refused)
+{
+        uint8_t buf[4] = {1, 2, 3, 4};
+        SfPrng r;
+
+        prng_seed(&r, 1, 1);
+        cr_expect_eq(mutator_apply(MUTATOR_OP__COUNT, NULL, &r, buf, 4, 4), SIZE_MAX);
+        cr_expect_eq(mutator_apply((MutatorOp)-1, NULL, &r, buf, 4, 4), SIZE_MAX);
+        cr_expect_eq(mutator_apply(MUTATOR_OP_FLIP_BIT, NULL, &r, buf, 5, 4), SIZE_MAX,
+                     "len beyond max_len");
+        cr_expect_eq(mutator_mutate(NULL, &r, buf, 0, 0), 0, "nothing fits in max_len 0");
+}
+
+/* --- mutator_mutate ------------------------------------------------------ */
+
+Test(mutator, empty_input_grows, .init = fixture_init)
+{
+        static const size_t max_lens[] = {1, 2, 5, 64, 4096};
+        MutatorCtx with = full_ctx(), without = {0};
+
+        for (size_t m = 0; m < ARRAY_SIZE(max_lens); m++) {
+                for (uint64_t seed = 0; seed < 2000; seed++) {
+                        uint8_t *buf = alloc_buf(max_lens[m]);
+                        SfPrng r;
+
+                        prng_seed(&r, seed, 77);
+                        size_t n =
+                            mutator_mutate((seed & 1) ? &with : &without, &r, buf, 0, max_lens[m]);
+                        cr_assert(n >= 1 && n <= max_lens[m], "max_len %zu: grew to %zu",
+                                  max_lens[m], n);
+                        free(buf);
+                }
+        }
+}
+
+Test(mutator, max_len_one_is_safe, .init = fixture_init)
+{
+        MutatorCtx ctx = full_ctx();
+        uint8_t *buf = alloc_buf(1);
+        size_t len = 0;
+        SfPrng r;
+
+        prng_seed(&r, 11, 11);
+        for (int i = 0; i < 20000; i++) {
+                uint8_t before = buf[0];
+                size_t old = len;
+
+                /* Now and then start again from nothing. */
+                if (i % 7 == 0)
+                        len = old = 0;
+                len = mutator_mutate((i & 1) ? &ctx : NULL, &r, buf, len, 1);
+                cr_assert_eq(len, 1, "step %d: length %zu", i, len);
+                if (old == 1)
+                        cr_assert_neq(buf[0], before, "step %d: no change", i);
+        }
+        free(buf);
+}
+
+Test(mutator, full_input_is_safe, .init = fixture_init)
+{
+        static const size_t max_lens[] = {1, 2, 3, 8, 9, 64, 1000};
+        MutatorCtx ctx = full_ctx();
+        SfPrng gen, r;
+
+        prng_seed(&gen, 3, 3);
+        prng_seed(&r, 4, 4);
+        for (size_t m = 0; m < ARRAY_SIZE(max_lens); m++) {
+                size_t max_len = max_lens[m];
+                for (int i = 0; i < 3000; i++) {
+                        uint8_t *buf = alloc_buf(max_len);
+                        uint8_t *before = alloc_buf(max_len);
+
+                        fill_input(&gen, buf, max_len);
+                        memcpy(before, buf, max_len);
+                        size_t n = mutator_mutate((i & 1) ? &ctx : NULL, &r, buf, max_len, max_len);
+                        cr_assert_leq(n, max_len);
+                        cr_assert(differs(buf, n, before, max_len), "max_len %zu: unchanged",
+                                  max_len);
+                        free(buf);
+                        free(before);
+                }
+        }
+}
+
+Test(mutator, every_step_changes_the_input, .init = fixture_init)
+{
+        MutatorCtx ctx = full_ctx();
+        SfPrng gen, r;
+
+        prng_seed(&gen, 6, 6);
+        prng_seed(&r, 7, 7);
+        for (int i = 0; i < 100000; i++) {
+                uint8_t buf[24], before[24];
+                size_t len = prng_below(&gen, 17);
+                size_t max_len = len + prng_below(&gen, 8);
+
+                if (max_len == 0)
+                        max_len = 1;
+                /* Low-entropy inputs are where stacked operators most often
+                 * undo each other. */
+                if (prng_one_in(&gen, 2))
+                        memset(buf, prng_one_in(&gen, 2) ? 0 : 'A', sizeof(buf));
+                else
+                        fill_input(&gen, buf, sizeof(buf));
+                memcpy(before, buf, sizeof(buf));
+                size_t n = mutator_mutate((i & 1) ? &ctx : NULL, &r, buf, len, max_len);
+                cr_assert_leq(n, max_len);
+                cr_assert(differs(buf, n, before, len), "step %d (len %zu, max %zu) unchanged", i,
+                          len, max_len);
+        }
+}
+
+Test(mutator, long_chains_reach_every_length, .init = fixture_init)
+{
+        /* Growing and shrinking operators both get their turn: a long chain
+         * from the empty input visits every length up to max_len. */
+        MutatorCtx ctx = full_ctx();
+        bool seen[65] = {false};
+        uint8_t buf[64];
+        size_t len = 0;
+        SfPrng r;
+
+        prng_seed(&r, 8, 8);
+        for (int i = 0; i < 50000; i++) {
+                len = mutator_mutate(&ctx, &r, buf, len, sizeof(buf));
+                seen[len] = true;
+        }
+        for (size_t n = 1; n <= 64; n++)
+                cr_expect(seen[n], "length %zu never reached", n);
+}
+
+/* --- What individual operators do --------------------------------------- */
+
+/* Applies @op to a copy of @in until it applies (at most 100 seeds). */
+static size_t apply_once(MutatorOp op, const MutatorCtx *ctx, uint64_t seed, const uint8_t *in,
+                         size_t len, uint8_t *out, size_t max_len)
+{
+        for (uint64_t k = 0; k < 100; k++) {
+                SfPrng r;
+
+                memcpy(out, in, len);
+                prng_seed(&r, seed * 100 + k, op);
+                size_t n = mutator_apply(op, ctx, &r, out, len, max_len);
+                if (n != SIZE_MAX)
+                        return n;
+        }
+        cr_assert_fail("%s never applied", mutator_op_name(op));
+        return 0;
+}
+
+Test(mutator, flip_bit_flips_exactly_one_bit)
+{
+        SfPrng gen;
+
+        prng_seed(&gen, 1, 2);
+        for (uint64_t s = 0; s < 500; s++) {
+                uint8_t in[16], out[16];
+                fill_input(&gen, in, sizeof(in));
+                cr_assert_eq(apply_once(MUTATOR_OP_FLIP_BIT, NULL, s, in, 16, out, 16), 16);
+                int bits = 0;
+                for (int i = 0; i < 16; i++)
+                        bits += __builtin_popcount(in[i] ^ out[i]);
+                cr_assert_eq(bits, 1);
+        }
+}
+
+Test(mutator, set_byte_changes_exactly_one_byte)
+{
+        SfPrng gen;
+
+        prng_seed(&gen, 1, 3);
+        for (uint64_t s = 0; s < 500; s++) {
+                uint8_t in[16], out[16];
+                fill_input(&gen, in, sizeof(in));
+                cr_assert_eq(apply_once(MUTATOR_OP_SET_BYTE, NULL, s, in, 16, out, 16), 16);
+                int bytes = 0;
+                for (int i = 0; i < 16; i++)
+                        bytes += in[i] != out[i];
+                cr_assert_eq(bytes, 1);
+        }
+}
+
+static uint64_t load(const uint8_t *p, unsigned width, bool big)
+{
+        uint64_t v = 0;
+
+        for (unsigned i = 0; i < width; i++)
+                v = (v << 8) | p[big ? i : width - 1 - i];
+        return v;
+}
+
+/* True if @out is @in with one @width-byte integer, in some byte order,
+ * moved by 1..35 up or down (modulo its width). */
+static bool is_arith(const uint8_t *in, const uint8_t *out, size_t len, unsigned width)
+{
+        uint64_t mask = width == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * width)) - 1;
+
+        for (size_t p = 0; p + width <= len; p++) {
+                if (memcmp(in, out, p) != 0 ||
+                    memcmp(in + p + width, out + p + width, len - p - width) != 0)
+                        continue;
+                for (int big = 0; big < 2; big++) {
+                        uint64_t d = (load(out + p, width, big) - load(in + p, width, big)) & mask;
+                        if ((d >= 1 && d <= 35) || (d >= mask - 34 && d <= mask))
+                                return true;
+                }
+        }
+        return false;
+}
+
+Test(mutator, arithmetic_adds_or_subtracts_a_small_delta)
+{
+        static const MutatorOp ops[] = {MUTATOR_OP_ARITH8, MUTATOR_OP_ARITH16, MUTATOR_OP_ARITH32,
+                                        MUTATOR_OP_ARITH64};
+        static const unsigned widths[] = {1, 2, 4, 8};
+        SfPrng gen;
+
+        prng_seed(&gen, 1, 4);
+        for (size_t k = 0; k < ARRAY_SIZE(ops); k++) {
+                for (uint64_t s = 0; s < 500; s++) {
+                        uint8_t in[12], out[12];
+                        fill_input(&gen, in, sizeof(in));
+                        cr_assert_eq(apply_once(ops[k], NULL, s, in, 12, out, 12), 12);
+                        cr_assert(is_arith(in, out, 12, widths[k]), "%s: not a +-1..35 edit",
+                                  mutator_op_name(ops[k]));
+                }
+        }
+}
+
+Test(mutator, interesting_values_appear_in_both_byte_orders)
+{
+        static const struct {
+                MutatorOp op;
+                unsigned width;
+                const char *le, *be;
+        } want[] = {
+            {MUTATOR_OP_INTERESTING8, 1, "\x80", "\xff"},
+            {MUTATOR_OP_INTERESTING16, 2, "\xff\x7f", "\x7f\xff"},
+            {MUTATOR_OP_INTERESTING16, 2, "\x00\x80", "\x80\x00"},
+            {MUTATOR_OP_INTERESTING32, 4, "\xff\xff\xff\x7f", "\x7f\xff\xff\xff"},
+            {MUTATOR_OP_INTERESTING32, 4, "\x00\x00\x01\x00", "\x00\x01\x00\x00"},
+            {MUTATOR_OP_INTERESTING64, 8, "\x00\x00\x00\x00\x00\x00\x00\x80",
+             "\x80\x00\x00\x00\x00\x00\x00\x00"},
+            {MUTATOR_OP_INTERESTING64, 8, "\xff\xff\xff\xff\xff\xff\xff\x7f",
+             "\x7f\xff\xff\xff\xff\xff\xff\xff"},
+        };
+
+        for (size_t k = 0; k < ARRAY_SIZE(want); k++) {
+                bool le = false, be = false;
+                unsigned w = want[k].width;
+
+                for (uint64_t s = 0; s < 4000 && !(le && be); s++) {
+                        uint8_t in[8] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
+                        uint8_t out[8];
+                        cr_assert_eq(apply_once(want[k].op, NULL, s, in, w, out, w), w);
+                        le |= memcmp(out, want[k].le, w) == 0;
+                        be |= memcmp(out, want[k].be, w) == 0;
+                }
+                cr_expect(le && be, "%s: entry %zu missing (le %d, be %d)",
+                          mutator_op_name(want[k].op), k, le, be);
+        }
+}
+
+/* True if @out is @in with @n bytes inserted somewhere; the inserted bytes
+ * are returned through @ret_at. */
+static bool is_insertion(const uint8_t *in, size_t len, const uint8_t *out, size_t out_len,
+                         size_t *ret_at)
+{
+        if (out_len <= len)
+                return false;
+        size_t n = out_len - len;
+        for (size_t pos = 0; pos <= len; pos++) {
+                if (memcmp(in, out, pos) == 0 && memcmp(in + pos, out + pos + n, len - pos) == 0) {
+                        *ret_at = pos;
+                        return true;
+                }
+        }
+        return false;
+}
+
+Test(mutator, insert_bytes_keeps_the_input_around_the_new_bytes)
+{
+        SfPrng gen;
+
+        prng_seed(&gen, 1, 5);
+        for (uint64_t s = 0; s < 500; s++) {
+                uint8_t in[20], out[200];
+                size_t at;
+                fill_input(&gen, in, sizeof(in));
+                size_t n = apply_once(MUTATOR_OP_INSERT_BYTES, NULL, s, in, 20, out, 200);
+                cr_assert(n > 20 && n <= 20 + 128);
+                cr_assert(is_insertion(in, 20, out, n, &at));
+        }
+}
+
+Test(mutator, erase_bytes_removes_one_range)
+{
+        SfPrng gen;
+
+        prng_seed(&gen, 1, 6);
+        for (uint64_t s = 0; s < 500; s++) {
+                uint8_t in[20], out[20];
+                size_t at;
+                fill_input(&gen, in, sizeof(in));
+                size_t n = apply_once(MUTATOR_OP_ERASE_BYTES, NULL, s, in, 20, out, 20);
+                cr_assert(n >= 1 && n < 20);
+                /* Erasing is inserting in reverse. */
+                cr_assert(is_insertion(out, n, in, 20, &at));
+        }
+}
+
+Test(mutator, duplicate_range_inserts_a_copy_of_the_input)
+{
+        SfPrng gen;
+
+        prng_seed(&gen, 1, 7);
+        for (uint64_t s = 0; s < 500; s++) {
+                uint8_t in[20], out[40];
+                size_t at;
+                fill_input(&gen, in, sizeof(in));
+                size_t n = apply_once(MUTATOR_OP_DUPLICATE_RANGE, NULL, s, in, 20, out, 40);
+                cr_assert(n > 20 && n <= 40);
+                cr_assert(is_insertion(in, 20, out, n, &at));
+                /* Any split that explains the insertion will do; with
+                 * random bytes there is normally just one. */
+                bool found = false;
+                for (size_t pos = 0; pos <= 20 && !found; pos++)
+                        if (memcmp(in, out, pos) == 0 &&
+                            memcmp(in + pos, out + pos + n - 20, 20 - pos) == 0)
+                                found = contains(in, 20, out + pos, n - 20);
+                cr_assert(found, "inserted bytes are not a range of the input");
+        }
+}
+
+Test(mutator, copy_range_overwrites_with_another_part_of_the_input)
+{
+        SfPrng gen;
+
+        prng_seed(&gen, 1, 8);
+        for (uint64_t s = 0; s < 500; s++) {
+                uint8_t in[20], out[20];
+                fill_input(&gen, in, sizeof(in));
+                cr_assert_eq(apply_once(MUTATOR_OP_COPY_RANGE, NULL, s, in, 20, out, 20), 20);
+                size_t lo = 0, hi = 19;
+                while (in[lo] == out[lo])
+                        lo++;
+                while (in[hi] == out[hi])
+                        hi--;
+                /* The changed window reads like the input at some other
+                 * offset. */
+                bool found = false;
+                for (size_t src = 0; src + (hi - lo) < 20 && !found; src++)
+                        found = src != lo && memcmp(out + lo, in + src, hi - lo + 1) == 0;
+                cr_assert(found);
+        }
+}
+
+Test(mutator, shuffle_bytes_permutes_a_small_window)
+{
+        SfPrng gen;
+
+        prng_seed(&gen, 1, 9);
+        for (uint64_t s = 0; s < 500; s++) {
+                uint8_t in[20], out[20];
+                unsigned hist_in[256] = {0}, hist_out[256] = {0};
+                fill_input(&gen, in, sizeof(in));
+                cr_assert_eq(apply_once(MUTATOR_OP_SHUFFLE_BYTES, NULL, s, in, 20, out, 20), 20);
+                size_t lo = 0, hi = 19;
+                while (in[lo] == out[lo])
+                        lo++;
+                while (in[hi] == out[hi])
+                        hi--;
+                cr_assert_lt(hi - lo, 8, "window wider than 8 bytes");
+                for (size_t i = 0; i < 20; i++) {
+                        hist_in[in[i]]++;
+                        hist_out[out[i]]++;
+                }
+                cr_assert_arr_eq(hist_in, hist_out, sizeof(hist_in), "bytes not preserved");
+        }
+}
+
+/* Parses an optionally signed decimal number filling all of p[0..n). */
+static bool parse_number(const uint8_t *p, size_t n, int64_t *ret)
+{
+        size_t i = 0;
+        bool neg = false;
+        uint64_t mag = 0;
+
+        if (n > 0 && p[0] == '-') {
+                neg = true;
+                i = 1;
+        }
+        if (i == n)
+                return false;
+        for (; i < n; i++) {
+                if (p[i] < '0' || p[i] > '9')
+                        return false;
+                mag = mag * 10 + (uint64_t)(p[i] - '0');
+        }
+        *ret = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+        return true;
+}
+
+Test(mutator, ascii_number_rewrites_the_number_in_place)
+{
+        /* head and tail delimit the number, its sign included. */
+        static const struct {
+                const char *text;
+                size_t head, tail;
+                int64_t value;
+        } cases[] = {
+            {"Content-Length: 1234\r\n", 16, 20, 1234},
+            {"x=-5;", 2, 4, -5},
+            {"width=0;", 6, 7, 0},
+            {"id=007&", 3, 6, 7},
+            {"99", 0, 2, 99},
+        };
+
+        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                const uint8_t *in = (const uint8_t *)cases[k].text;
+                size_t len = strlen(cases[k].text);
+                size_t head = cases[k].head, suffix = len - cases[k].tail;
+
+                for (uint64_t s = 0; s < 300; s++) {
+                        uint8_t out[64];
+                        int64_t v;
+                        size_t n =
+                            apply_once(MUTATOR_OP_ASCII_NUMBER, NULL, s, in, len, out, sizeof(out));
+                        cr_assert_geq(n, head + suffix + 1);
+                        cr_assert_arr_eq(out, in, head, "%s: text before the number changed",
+                                         cases[k].text);
+                        cr_assert_arr_eq(out + n - suffix, in + cases[k].tail, suffix,
+                                         "%s: text after the number changed", cases[k].text);
+                        cr_assert(parse_number(out + head, n - suffix - head, &v),
+                                  "%s: not a number any more", cases[k].text);
+                        cr_assert_neq(v, cases[k].value, "%s: same value", cases[k].text);
+                }
+        }
+}
+
+static bool is_partner_run(const uint8_t *p, size_t n)
+{
+        /* The partner holds 1, 2, ..., 64: any range of it counts up. */
+        if (n == 0 || p[0] == 0 || p[0] + n - 1 > PARTNER_LEN)
+                return false;
+        for (size_t i = 1; i < n; i++)
+                if (p[i] != p[0] + i)
+                        return false;
+        return true;
+}
+
+Test(mutator, crossover_takes_bytes_from_the_partner, .init = fixture_init)
+{
+        MutatorCtx ctx = full_ctx();
+        static const uint8_t zeros[32] = {0};
+
+        ctx.dict = NULL;
+        for (uint64_t s = 0; s < 300; s++) {
+                uint8_t out[128];
+                size_t at, n;
+
+                n = apply_once(MUTATOR_OP_CROSSOVER_INSERT, &ctx, s, zeros, 32, out, 128);
+                cr_assert(is_insertion(zeros, 32, out, n, &at));
+                cr_assert(is_partner_run(out + at, n - 32), "insert: not a partner range");
+
+                n = apply_once(MUTATOR_OP_CROSSOVER_OVERWRITE, &ctx, s, zeros, 32, out, 128);
+                cr_assert_eq(n, 32);
+                size_t lo = 0, hi = 31;
+                while (out[lo] == 0)
+                        lo++;
+                while (out[hi] == 0)
+                        hi--;
+                cr_assert(is_partner_run(out + lo, hi - lo + 1), "overwrite: not a partner range");
+
+                /* max_len leaves room for all of the partner, so a splice
+                 * is a head of zeros and the end of the partner. */
+                n = apply_once(MUTATOR_OP_CROSSOVER_SPLICE, &ctx, s, zeros, 32, out, 128);
+                lo = 0;
+                while (lo < n && out[lo] == 0)
+                        lo++;
+                cr_assert_lt(lo, n, "splice: nothing from the partner");
+                cr_assert_eq(out[n - 1], PARTNER_LEN, "splice: partner tail cut short");
+                cr_assert(is_partner_run(out + lo, n - lo), "splice: not a partner tail");
+        }
+}
+
+Test(mutator, crossover_splice_respects_max_len, .init = fixture_init)
+{
+        MutatorCtx ctx = full_ctx();
+        uint8_t in[10] = "0123456789";
+
+        for (uint64_t s = 0; s < 500; s++) {
+                uint8_t *out = alloc_buf(10);
+                size_t n = apply_once(MUTATOR_OP_CROSSOVER_SPLICE, &ctx, s, in, 10, out, 10);
+                cr_assert_leq(n, 10);
+                free(out);
+        }
+}
+
+Test(mutator, dictionary_insert_places_a_token, .init = fixture_init)
+{
+        MutatorCtx ctx = full_ctx();
+        uint8_t in[10] = {0};
+
+        ctx.partner = NULL;
+        ctx.partner_len = 0;
+        for (uint64_t s = 0; s < 300; s++) {
+                uint8_t out[64];
+                size_t at;
+                size_t n = apply_once(MUTATOR_OP_DICT_INSERT, &ctx, s, in, 10, out, 64);
+                cr_assert(is_insertion(in, 10, out, n, &at));
+                bool found = false;
+                for (size_t w = 0; w < ARRAY_SIZE(dict_words) && !found; w++)
+                        found = n - 10 == strlen(dict_words[w]) &&
+                                memcmp(out + at, dict_words[w], n - 10) == 0;
+                cr_assert(found, "inserted bytes are not a dictionary token");
+        }
+}
+
+Test(mutator, dictionary_overwrite_places_a_token, .init = fixture_init)
+{
+        MutatorCtx ctx = full_ctx();
+        uint8_t in[20];
+
+        memset(in, '.', sizeof(in));
+        for (uint64_t s = 0; s < 300; s++) {
+                uint8_t out[20];
+                size_t n = apply_once(MUTATOR_OP_DICT_OVERWRITE, &ctx, s, in, 20, out, 20);
+                cr_assert_eq(n, 20);
+                bool found = false;
+                for (size_t w = 0; w < ARRAY_SIZE(dict_words) && !found; w++)
+                        found = contains(out, 20, dict_words[w], strlen(dict_words[w]));
+                cr_assert(found, "no dictionary token in the output");
+        }
+}
+
+/* --- The dictionary table ----------------------------------------------- */
+
+Test(mutator, dictionary_table_round_trips)
+{
+        uint8_t tokens[40][MUTATOR_DICT_MAX_TOKEN];
+        const uint8_t *toks[40];
+        size_t lens[40];
+        uint8_t table[4096];
+        static MutatorDict d;
+        SfPrng r;
+
+        prng_seed(&r, 10, 10);
+        for (int i = 0; i < 40; i++) {
+                lens[i] =
+                    i == 0 ? MUTATOR_DICT_MAX_TOKEN : 1 + prng_below(&r, MUTATOR_DICT_MAX_TOKEN);
+                for (size_t j = 0; j < lens[i]; j++)
+                        tokens[i][j] = (uint8_t)prng_next32(&r);
+                toks[i] = tokens[i];
+        }
+        size_t used = mutator_dict_serialize(table, sizeof(table), toks, lens, 40);
+        size_t expect = 1;
+        for (int i = 0; i < 40; i++)
+                expect += 1 + lens[i];
+        cr_assert_eq(used, expect, "every token plus a terminator");
+        cr_assert_eq(table[used - 1], 0, "terminated");
+        cr_assert_eq(mutator_dict_parse(&d, table, used), 40);
+        cr_assert_eq(d.count, 40);
+        for (int i = 0; i < 40; i++) {
+                cr_assert_eq(d.len[i], lens[i]);
+                cr_assert_arr_eq(d.table + d.offset[i], tokens[i], lens[i]);
+        }
+}
+
+Test(mutator, dictionary_serialize_skips_unusable_tokens)
+{
+        uint8_t big[MUTATOR_DICT_MAX_TOKEN + 1];
+        const uint8_t *toks[] = {(const uint8_t *)"",
+                                 big,
+                                 (const uint8_t *)"ok",
+                                 NULL,
+                                 (const uint8_t *)"this one does not fit",
+                                 (const uint8_t *)"z"};
+        size_t lens[] = {0, sizeof(big), 2, 3, 21, 1};
+        uint8_t table[8];
+        MutatorDict d;
+
+        memset(big, 'B', sizeof(big));
+        size_t used = mutator_dict_serialize(table, sizeof(table), toks, lens, ARRAY_SIZE(toks));
+        /* [2]ok [1]z [0] */
+        cr_assert_eq(used, 6);
+        cr_assert_eq(mutator_dict_parse(&d, table, used), 2);
+        cr_assert_arr_eq(d.table + d.offset[0], "ok", 2);
+        cr_assert_arr_eq(d.table + d.offset[1], "z", 1);
+
+        /* No room at all, or room only for the terminator. */
+        cr_assert_eq(mutator_dict_serialize(table, 0, toks, lens, ARRAY_SIZE(toks)), 0);
+        cr_assert_eq(mutator_dict_serialize(table, 1, toks, lens, ARRAY_SIZE(toks)), 1);
+        cr_assert_eq(table[0], 0);
+}
+
+Test(mutator, dictionary_parse_of_truncated_tables_is_safe)
+{
+        const uint8_t *toks[] = {(const uint8_t *)"alpha", (const uint8_t *)"be",
+                                 (const uint8_t *)"gamma-delta", (const uint8_t *)"e"};
+        size_t lens[] = {5, 2, 11, 1};
+        uint8_t table[64];
+        static MutatorDict d;
+
+        size_t used = mutator_dict_serialize(table, sizeof(table), toks, lens, ARRAY_SIZE(toks));
+        for (size_t cut = 0; cut <= used; cut++) {
+                /* An exact-size copy, so a read past the cut is caught. */
+                uint8_t *copy = alloc_buf(cut);
+                memcpy(copy, table, cut);
+                uint32_t n = mutator_dict_parse(&d, copy, cut);
+                cr_assert_leq(n, ARRAY_SIZE(toks));
+                for (uint32_t i = 0; i < n; i++) {
+                        cr_assert_leq(d.offset[i] + d.len[i], cut, "entry %u past the cut", i);
+                        cr_assert_eq(d.len[i], lens[i]);
+                        cr_assert_arr_eq(copy + d.offset[i], toks[i], lens[i]);
+                }
+                free(copy);
+        }
+}
+
+Test(mutator, dictionary_parse_of_garbage_is_safe)
+{
+        static MutatorDict d;
+        SfPrng r;
+
+        prng_seed(&r, 12, 12);
+        for (int i = 0; i < 2000; i++) {
+                size_t len = prng_below(&r, 600);
+                uint8_t *t = alloc_buf(len);
+                for (size_t j = 0; j < len; j++)
+                        t[j] = (uint8_t)prng_next32(&r);
+                uint32_t n = mutator_dict_parse(&d, t, len);
+                for (uint32_t k = 0; k < n; k++) {
+                        cr_assert(d.len[k] >= 1 && d.len[k] <= MUTATOR_DICT_MAX_TOKEN);
+                        cr_assert_leq(d.offset[k] + d.len[k], len);
+                }
+                free(t);
+        }
+}
+
+Test(mutator, dictionary_parse_skips_overlong_entries_and_stops_at_the_limit)
+{
+        static uint8_t table[3 * (MUTATOR_DICT_MAX_ENTRIES + 100)];
+        static MutatorDict d;
+        size_t off = 0;
+
+        /* An entry longer than MUTATOR_DICT_MAX_TOKEN is skipped, and the
+         * next one is still found. */
+        table[off++] = MUTATOR_DICT_MAX_TOKEN + 1;
+        memset(table + off, 'L', MUTATOR_DICT_MAX_TOKEN + 1);
+        off += MUTATOR_DICT_MAX_TOKEN + 1;
+        table[off++] = 3;
+        memcpy(table + off, "abc", 3);
+        off += 3;
+        table[off++] = 0;
+        table[off++] = 1; /* after the terminator: ignored */
+        table[off++] = 'x';
+        cr_assert_eq(mutator_dict_parse(&d, table, off), 1);
+        cr_assert_eq(d.len[0], 3);
+        cr_assert_arr_eq(d.table + d.offset[0], "abc", 3);
+
+        /* More entries than the dictionary holds: the rest are ignored. */
+        off = 0;
+        for (uint32_t i = 0; i < MUTATOR_DICT_MAX_ENTRIES + 100; i++) {
+                table[off++] = 2;
+                table[off++] = (uint8_t)i;
+                table[off++] = (uint8_t)(i >> 8);
+        }
+        cr_assert_eq(mutator_dict_parse(&d, table, off), MUTATOR_DICT_MAX_ENTRIES);
+        cr_assert_eq(d.table[d.offset[MUTATOR_DICT_MAX_ENTRIES - 1]],
+                     (uint8_t)(MUTATOR_DICT_MAX_ENTRIES - 1));
+}
+
+/* --- Names ---------------------------------------------------------------- */
+
+Test(mutator, operator_names_are_stable_and_distinct)
+{
+        cr_expect_str_eq(mutator_op_name(MUTATOR_OP_FLIP_BIT), "flip_bit");
+        cr_expect_str_eq(mutator_op_name(MUTATOR_OP_ARITH32), "arith32");
+        cr_expect_str_eq(mutator_op_name(MUTATOR_OP_CROSSOVER_SPLICE), "crossover_splice");
+        cr_expect_str_eq(mutator_op_name(MUTATOR_OP_DICT_OVERWRITE), "dict_overwrite");
+        cr_expect_str_eq(mutator_op_name(MUTATOR_OP__COUNT), "unknown");
+        for (int i = 0; i < MUTATOR_OP__COUNT; i++) {
+                const char *a = mutator_op_name((MutatorOp)i);
+                cr_assert_not_null(a);
+                cr_assert_gt(strlen(a), 0);
+                for (int j = 0; j < i; j++)
+                        cr_assert_str_neq(a, mutator_op_name((MutatorOp)j));
+        }
+}
