@@ -1,0 +1,832 @@
+/*
+ * The main loop is a short list of phases, repeated until the run is over:
+ *   dispatch   give every idle worker a batch (a seed to run as is, or a
+ *              corpus entry to mutate), and the helper its next job
+ *   wait       poll the signalfd, the helper and every worker
+ *   collect    take finds into the corpus, dead runners' records into the
+ *              recovery queue, stored crashes into the tally
+ *   report     the status line and stats.json, every few seconds
+ * A dead runner's record is copied out of its worker's shared memory as
+ * soon as the worker reports the death, before that worker gets another
+ * batch, so recovery never races with fuzzing.
+ *
+ * Shutting down (budget spent, a crash without --keep-going, Ctrl-C) never
+ * records a crash: runners killed for the stop are reported "stopped", and
+ * every crash already queued is recovered and stored before exit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "app/coordinator.h"
+#include "core/corpus.h"
+#include "core/coverage.h"
+#include "core/crashstore.h"
+#include "core/fsutil.h"
+#include "core/log.h"
+#include "core/msg.h"
+#include "core/wproc.h"
+#include "recovery/classify.h"
+#include "recovery/recovery.h"
+#include "snapfuzz/exitcode.h"
+#include "snapfuzz/record.h"
+
+#include "snapfuzz/banned.h"
+
+#define COORD_CHAIN_LEN 4
+#define COORD_BATCH_MS 300
+#define COORD_MIN_ITERS 64
+#define COORD_MAX_ITERS (1u << 20)
+
+typedef struct Slot {
+        Wproc *w;
+        bool alive;
+        bool busy;
+        bool seed_batch;
+        uint64_t iters;
+        double rate; /* executions per millisecond, from the last batch */
+        int64_t busy_since;
+        unsigned restarts;
+} Slot;
+
+#define COORD_MAX_RESTARTS 5
+
+typedef struct Job {
+        uint8_t *record;
+        cJSON *died;
+        int64_t died_at;
+        struct Job *next;
+} Job;
+
+typedef struct Coordinator {
+        RunConfig *cfg;
+        RecordLayout layout;
+        Slot *slots;
+        unsigned n_slots;
+        Corpus *corpus;
+        int cov_fd;
+        CoverageShared *cov;
+
+        pid_t helper_pid;
+        int helper_cmd, helper_evt;
+        MsgReader helper_reader;
+        void *job_region;
+        Job *queue_head, *queue_tail;
+        bool helper_busy;
+        uint64_t jobs_sent;
+
+        int sigfd;
+        SfPrng rng;
+        CorpusSeed *seeds;
+        size_t n_seeds, next_seed, n_resumed;
+
+        uint64_t execs, dispatched, batch_ids;
+        int64_t start_ms, last_status_ms;
+        uint64_t deaths, stored, unique, lost;
+        int crash_pending;
+        bool stopping, interrupted, internal_error;
+        int outdir_fd;
+} Coordinator;
+
+static void fmt_count(char *buf, size_t cap, double v)
+{
+        if (v >= 1e9)
+                snprintf(buf, cap, "%.2fG", v / 1e9);
+        else if (v >= 1e6)
+                snprintf(buf, cap, "%.2fM", v / 1e6);
+        else if (v >= 1e4)
+                snprintf(buf, cap, "%.1fk", v / 1e3);
+        else
+                snprintf(buf, cap, "%.0f", v);
+}
+
+static int write_stats(Coordinator *c, const char *status)
+{
+        double secs = (double)(clock_now_ms() - c->start_ms) / 1000.0;
+        char seed[24];
+        cJSON *j = cJSON_CreateObject();
+        if (!j)
+                return -ENOMEM;
+        snprintf(seed, sizeof(seed), "%" PRIu64, c->cfg->seed);
+        cJSON_AddStringToObject(j, "status", status);
+        cJSON_AddStringToObject(j, "target", c->cfg->target_abs);
+        cJSON_AddNumberToObject(j, "elapsed_s", secs);
+        cJSON_AddNumberToObject(j, "execs", (double)c->execs);
+        cJSON_AddNumberToObject(j, "execs_per_sec", secs > 0 ? (double)c->execs / secs : 0);
+        cJSON_AddNumberToObject(j, "edges", c->cov ? (double)c->cov->edges : 0);
+        cJSON_AddNumberToObject(j, "features", c->cov ? (double)c->cov->features : 0);
+        cJSON_AddNumberToObject(j, "counters", c->cov ? (double)c->cov->counters : 0);
+        cJSON_AddNumberToObject(j, "corpus", c->corpus ? (double)corpus_size(c->corpus) : 0);
+        cJSON_AddNumberToObject(j, "crashes", (double)c->stored);
+        cJSON_AddNumberToObject(j, "unique_crashes", (double)c->unique);
+        cJSON_AddNumberToObject(j, "inputs_lost", (double)c->lost);
+        cJSON_AddNumberToObject(j, "workers", c->n_slots);
+        cJSON_AddStringToObject(j, "seed", seed);
+        char *s = cJSON_Print(j);
+        cJSON_Delete(j);
+        if (!s)
+                return -ENOMEM;
+        int r = fs_write_atomic(c->outdir_fd, "stats.json", s, strlen(s));
+        cJSON_free(s);
+        return r;
+}
+
+static void print_status(Coordinator *c, const char *prefix)
+{
+        double secs = (double)(clock_now_ms() - c->start_ms) / 1000.0;
+        char execs[32], rate[32];
+        fmt_count(execs, sizeof(execs), (double)c->execs);
+        fmt_count(rate, sizeof(rate), secs > 0 ? (double)c->execs / secs : 0);
+        fprintf(stderr,
+                "%s[%6.1fs] execs %s (%s/s)  cov %" PRIu64 " ft %" PRIu64
+                "  corpus %zu  crashes %" PRIu64 " (%" PRIu64 " unique)\n",
+                prefix, secs, execs, rate, c->cov->edges, c->cov->features, corpus_size(c->corpus),
+                c->stored, c->unique);
+}
+
+/* --- the recovery helper --- */
+
+static int helper_start(Coordinator *c)
+{
+        int cmd[2], evt[2];
+        int fd = memfd_create("snapfuzz-job", MFD_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (ftruncate(fd, (off_t)c->layout.record_size) < 0)
+                goto err_fd;
+        c->job_region =
+            mmap(NULL, c->layout.record_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (c->job_region == MAP_FAILED)
+                goto err_fd;
+        close(fd);
+        if (pipe2(cmd, O_CLOEXEC) < 0)
+                return -errno;
+        if (pipe2(evt, O_CLOEXEC) < 0)
+                return -errno;
+        c->helper_pid = fork();
+        if (c->helper_pid < 0)
+                return -errno;
+        if (c->helper_pid == 0) {
+                sigset_t none;
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                signal(SIGINT, SIG_IGN);
+                signal(SIGPIPE, SIG_IGN);
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                close(cmd[1]);
+                close(evt[0]);
+                if (c->sigfd >= 0)
+                        close(c->sigfd);
+                RecoveryConfig rc = {
+                    .target = c->cfg->target_abs,
+                    .out_dir = c->cfg->out_dir,
+                    .max_len = c->layout.max_len,
+                    .timeout_ms = c->cfg->timeout_ms,
+                    .rss_limit_mb = c->cfg->rss_limit_mb,
+                    .sandbox = c->cfg->sandbox,
+                };
+                int r = recovery_main(&rc, cmd[0], evt[1], c->job_region);
+                _exit(r < 0 ? SF_EXIT_INTERNAL : 0);
+        }
+        close(cmd[0]);
+        close(evt[1]);
+        c->helper_cmd = cmd[1];
+        c->helper_evt = evt[0];
+        msg_reader_init(&c->helper_reader, c->helper_evt);
+        return 0;
+err_fd:
+        close(fd);
+        return -errno;
+}
+
+static void helper_dispatch(Coordinator *c)
+{
+        if (c->helper_busy || !c->queue_head)
+                return;
+        Job *j = c->queue_head;
+        c->queue_head = j->next;
+        if (!c->queue_head)
+                c->queue_tail = NULL;
+        memcpy(c->job_region, j->record, c->layout.record_size);
+        cJSON *m = msg_new("recover");
+        if (m) {
+                cJSON_AddNumberToObject(m, "job", (double)++c->jobs_sent);
+                cJSON_AddNumberToObject(m, "died_at_ms", (double)j->died_at);
+                cJSON_AddItemToObject(m, "died", j->died);
+                j->died = NULL;
+                if (msg_send(c->helper_cmd, m) == 0)
+                        c->helper_busy = true;
+                else {
+                        log_error("the recovery helper is gone; a crash could not be stored");
+                        c->internal_error = true;
+                }
+                cJSON_Delete(m);
+        }
+        cJSON_Delete(j->died);
+        free(j->record);
+        free(j);
+}
+
+static void helper_event(Coordinator *c, cJSON *m)
+{
+        const char *type = msg_str(m, "type", "");
+        c->helper_busy = false;
+        if (c->crash_pending > 0)
+                c->crash_pending--;
+        if (strcmp(type, "stored") == 0) {
+                bool is_new = msg_bool(m, "new", 0);
+                c->stored++;
+                if (is_new)
+                        c->unique++;
+                log_info("crash %s: %s (%s)%s, input %" PRId64 " bytes, %s, stored in "
+                         "%s/crashes/%s (%" PRId64 " ms after the death)",
+                         msg_str(m, "id", "?"), msg_str(m, "kind", "?"), msg_str(m, "message", ""),
+                         is_new ? "" : " [seen before]", msg_int(m, "input_len", 0),
+                         msg_bool(m, "reproduced", 0) ? "reproduced" : "did not reproduce",
+                         c->cfg->out_dir, msg_str(m, "id", "?"),
+                         msg_int(m, "death_to_stored_ms", 0));
+                if (!c->cfg->keep_going)
+                        c->stopping = true;
+        } else if (strcmp(type, "lost") == 0) {
+                c->lost++;
+                log_warn("a runner died but its input could not be rebuilt: %s",
+                         msg_str(m, "why", "?"));
+        }
+}
+
+/* --- workers --- */
+
+static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen);
+static void restart_slot(Coordinator *c, Slot *s, const char *why);
+
+static void take_finds(Coordinator *c, Slot *s)
+{
+        void *region = wproc_region(s->w);
+        RecordFinds *f = record_finds(region, &c->layout);
+        uint32_t used = __atomic_load_n(&f->used, __ATOMIC_ACQUIRE);
+        if (used > RECORD_FINDS_SLOTS)
+                used = RECORD_FINDS_SLOTS;
+        for (uint32_t i = 0; i < used; i++) {
+                RecordFindSlot *fs = record_find_slot(region, &c->layout, i);
+                if (fs->len > c->layout.max_len)
+                        continue; /* scribbled on; never trust a length from a runner */
+                int r = corpus_add(c->corpus, (const uint8_t *)(fs + 1), fs->len, true);
+                if (r < 0 && !c->internal_error) {
+                        log_error("cannot write to %s/corpus: %s", c->cfg->out_dir, strerror(-r));
+                        c->internal_error = true;
+                        c->stopping = true;
+                }
+        }
+}
+
+static void queue_death(Coordinator *c, Slot *s, cJSON *died)
+{
+        Job *j = calloc(1, sizeof(*j));
+        if (!j || !(j->record = malloc(c->layout.record_size))) {
+                free(j);
+                log_error("out of memory: a crash could not be queued for recovery");
+                c->internal_error = true;
+                return;
+        }
+        memcpy(j->record, wproc_region(s->w), c->layout.record_size);
+        j->died = cJSON_Duplicate(died, 1);
+        j->died_at = clock_now_ms();
+        if (c->queue_tail)
+                c->queue_tail->next = j;
+        else
+                c->queue_head = j;
+        c->queue_tail = j;
+        c->deaths++;
+        c->crash_pending++;
+}
+
+static void worker_event(Coordinator *c, Slot *s, cJSON *m)
+{
+        const char *type = msg_str(m, "type", "");
+        if (strcmp(type, "done") == 0 || strcmp(type, "died") == 0) {
+                uint64_t count = (uint64_t)msg_int(m, "count", 0);
+                double ms = msg_num(m, "elapsed_ms", 0);
+                c->execs += count;
+                s->busy = false;
+                if (!s->seed_batch && count > 0)
+                        s->rate = (double)count / (ms > 1 ? ms : 1);
+                take_finds(c, s);
+                /* The reference design's "modified input" check: the base
+                 * and partner are read-only to runners, so a change means
+                 * memory was scribbled on outside the target's reach. */
+                if (record_validate(wproc_region(s->w), &c->layout) == RECORD_BAD_PAYLOAD)
+                        log_warn("worker %d: the batch's input changed in shared memory during "
+                                 "the batch",
+                                 (int)wproc_pid(s->w));
+                if (strcmp(type, "died") == 0) {
+                        Classification cl;
+                        classify_death(m, &cl);
+                        if (cl.is_crash)
+                                queue_death(c, s, m);
+                }
+        } else if (strcmp(type, "error") == 0) {
+                log_error("worker %d: %s", (int)wproc_pid(s->w), msg_str(m, "message", "?"));
+                restart_slot(c, s, "reported an error");
+        }
+}
+
+/* A worker that died or stopped answering is replaced, a few times at
+ * most: a worker fails for its own reasons (the kernel's OOM killer, a
+ * bug), never because of a target crash, which only costs a runner. */
+static void restart_slot(Coordinator *c, Slot *s, const char *why)
+{
+        char err[1024];
+        pid_t old = wproc_pid(s->w);
+        wproc_free(s->w);
+        s->w = NULL;
+        s->alive = false;
+        s->busy = false;
+        if (c->stopping)
+                return;
+        if (s->restarts >= COORD_MAX_RESTARTS) {
+                log_error("worker %d %s; it was restarted %u times already, giving up on it",
+                          (int)old, why, s->restarts);
+                return;
+        }
+        s->restarts++;
+        log_warn("worker %d %s; starting a new one", (int)old, why);
+        if (spawn_slot(c, s, err, sizeof(err)) < 0)
+                log_error("cannot restart the worker: %s", err);
+}
+
+static void worker_gone(Coordinator *c, Slot *s)
+{
+        char why[128];
+        int st = wproc_reap(s->w);
+        if (c->stopping) {
+                s->alive = false;
+                s->busy = false;
+                return;
+        }
+        if (st >= 0 && WIFEXITED(st))
+                snprintf(why, sizeof(why), "exited with status %d", WEXITSTATUS(st));
+        else if (st >= 0 && WIFSIGNALED(st))
+                snprintf(why, sizeof(why), "died by signal %d", WTERMSIG(st));
+        else
+                snprintf(why, sizeof(why), "closed its pipe");
+        restart_slot(c, s, why);
+}
+
+/* A batch is short by design (COORD_BATCH_MS); a worker whose batch takes
+ * far longer than its measured speed and the hang timeout allow has
+ * stopped answering. */
+static void check_stuck(Coordinator *c)
+{
+        int64_t now = clock_now_ms();
+        for (unsigned i = 0; i < c->n_slots; i++) {
+                Slot *s = &c->slots[i];
+                if (!s->alive || !s->busy)
+                        continue;
+                double expected = s->rate > 0 ? (double)s->iters / s->rate : 0;
+                int64_t allowed =
+                    30000 + (int64_t)(expected * 20) + 3 * (int64_t)c->cfg->timeout_ms + 5000;
+                if (now - s->busy_since > allowed)
+                        restart_slot(c, s, "stopped answering");
+        }
+}
+
+static void dispatch_one(Coordinator *c, Slot *s)
+{
+        WprocBatch b = {.batch_id = ++c->batch_ids, .chain_len = COORD_CHAIN_LEN};
+        static const uint8_t empty[1];
+
+        b.seed = prng_next64(&c->rng);
+        if (c->next_seed < c->n_seeds) {
+                CorpusSeed *sd = &c->seeds[c->next_seed++];
+                b.mode = RECORD_MODE_EXEC;
+                b.iters = 1;
+                b.base = sd->data;
+                b.base_len = sd->len;
+                s->seed_batch = true;
+        } else {
+                size_t n = corpus_size(c->corpus);
+                b.mode = RECORD_MODE_FUZZ;
+                b.base = empty;
+                if (n) {
+                        size_t i = corpus_pick(c->corpus, &c->rng);
+                        b.base = corpus_get(c->corpus, i, &b.base_len);
+                        size_t p = prng_below(&c->rng, (uint32_t)n);
+                        b.partner = corpus_get(c->corpus, p, &b.partner_len);
+                }
+                double want = s->rate > 0 ? s->rate * COORD_BATCH_MS : 256;
+                if (want < COORD_MIN_ITERS)
+                        want = COORD_MIN_ITERS;
+                if (want > COORD_MAX_ITERS)
+                        want = COORD_MAX_ITERS;
+                b.iters = (uint64_t)want;
+                s->seed_batch = false;
+        }
+        if (c->cfg->runs) {
+                uint64_t left = c->cfg->runs > c->dispatched ? c->cfg->runs - c->dispatched : 0;
+                if (left == 0)
+                        return;
+                if (b.iters > left)
+                        b.iters = left;
+        }
+        if (wproc_send_batch(s->w, &b) < 0) {
+                s->alive = false;
+                return;
+        }
+        c->dispatched += b.iters;
+        s->busy = true;
+        s->busy_since = clock_now_ms();
+        s->iters = b.iters;
+}
+
+static void dispatch(Coordinator *c)
+{
+        if (c->stopping || (!c->cfg->keep_going && c->crash_pending > 0))
+                return;
+        for (unsigned i = 0; i < c->n_slots; i++)
+                if (c->slots[i].alive && !c->slots[i].busy)
+                        dispatch_one(c, &c->slots[i]);
+}
+
+static bool any_busy(const Coordinator *c)
+{
+        for (unsigned i = 0; i < c->n_slots; i++)
+                if (c->slots[i].alive && c->slots[i].busy)
+                        return true;
+        return false;
+}
+
+static unsigned alive_count(const Coordinator *c)
+{
+        unsigned n = 0;
+        for (unsigned i = 0; i < c->n_slots; i++)
+                n += c->slots[i].alive;
+        return n;
+}
+
+static void check_limits(Coordinator *c)
+{
+        if (c->cfg->max_total_time_s &&
+            clock_now_ms() - c->start_ms >= (int64_t)c->cfg->max_total_time_s * 1000)
+                c->stopping = true;
+        if (c->cfg->runs && c->dispatched >= c->cfg->runs && !any_busy(c))
+                c->stopping = true;
+}
+
+static void stop_busy_workers(Coordinator *c)
+{
+        cJSON *m = msg_new("stop");
+        for (unsigned i = 0; m && i < c->n_slots; i++)
+                if (c->slots[i].alive && c->slots[i].busy)
+                        (void)wproc_send(c->slots[i].w, m);
+        cJSON_Delete(m);
+}
+
+static void handle_signal(Coordinator *c)
+{
+        struct signalfd_siginfo si;
+        while (read(c->sigfd, &si, sizeof(si)) == sizeof(si)) {
+                if (!c->interrupted)
+                        fprintf(stderr, "\n");
+                const char *abbrev = sigabbrev_np((int)si.ssi_signo);
+                log_info("SIG%s received, stopping (crashes in flight are still stored)",
+                         abbrev ? abbrev : "?");
+                c->interrupted = true;
+                c->stopping = true;
+                stop_busy_workers(c);
+        }
+}
+
+static void loop_once(Coordinator *c)
+{
+        struct pollfd pfd[2 + 256];
+        Slot *owner[2 + 256];
+        nfds_t n = 0;
+
+        pfd[n] = (struct pollfd){.fd = c->sigfd, .events = POLLIN};
+        owner[n++] = NULL;
+        pfd[n] = (struct pollfd){.fd = c->helper_evt, .events = POLLIN};
+        owner[n++] = NULL;
+        for (unsigned i = 0; i < c->n_slots && n < 2 + 256; i++) {
+                if (!c->slots[i].alive)
+                        continue;
+                pfd[n] = (struct pollfd){.fd = wproc_evt_fd(c->slots[i].w), .events = POLLIN};
+                owner[n++] = &c->slots[i];
+        }
+        int r = poll(pfd, n, 200);
+        if (r < 0)
+                return;
+        if (pfd[0].revents)
+                handle_signal(c);
+        if (pfd[1].revents) {
+                for (;;) {
+                        cJSON *m = NULL;
+                        int t = msg_read(&c->helper_reader, &m);
+                        if (t <= 0) {
+                                if (t < 0) {
+                                        log_error("the recovery helper stopped unexpectedly");
+                                        c->internal_error = true;
+                                        c->stopping = true;
+                                        c->helper_busy = false;
+                                        c->helper_evt = -1;
+                                }
+                                break;
+                        }
+                        helper_event(c, m);
+                        cJSON_Delete(m);
+                        if (c->helper_reader.len == 0)
+                                break;
+                }
+        }
+        for (nfds_t i = 2; i < n; i++) {
+                if (!pfd[i].revents)
+                        continue;
+                Slot *s = owner[i];
+                Wproc *w = s->w;
+                /* Read until the pipe is drained, or the slot's worker is
+                 * replaced by a restart. */
+                while (s->alive && s->w == w) {
+                        cJSON *m = NULL;
+                        int t = wproc_read(s->w, &m);
+                        if (t < 0) {
+                                worker_gone(c, s);
+                                break;
+                        }
+                        if (t == 0)
+                                break;
+                        worker_event(c, s, m);
+                        cJSON_Delete(m);
+                }
+        }
+}
+
+/* --- setup --- */
+
+static int prepare_outdir(Coordinator *c)
+{
+        int r = fs_mkdir_p(c->cfg->out_dir, 0755);
+        if (r < 0) {
+                log_error("cannot create the output directory %s: %s; choose another with "
+                          "--out",
+                          c->cfg->out_dir, strerror(-r));
+                return SF_EXIT_USAGE;
+        }
+        c->outdir_fd = open(c->cfg->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (c->outdir_fd < 0) {
+                log_error("cannot open the output directory %s: %s", c->cfg->out_dir,
+                          strerror(errno));
+                return SF_EXIT_USAGE;
+        }
+        fs_sweep_tmp(c->outdir_fd);
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/crashes", c->cfg->out_dir);
+        r = fs_mkdir_p(path, 0755);
+        if (r == 0) {
+                int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0) {
+                        fs_sweep_tmp(fd);
+                        close(fd);
+                }
+        }
+        if (r == 0)
+                r = write_stats(c, "starting");
+        if (r < 0) {
+                log_error("cannot write into the output directory %s: %s; choose another "
+                          "with --out",
+                          c->cfg->out_dir, strerror(-r));
+                return SF_EXIT_USAGE;
+        }
+        return 0;
+}
+
+static int load_seeds(Coordinator *c)
+{
+        char path[4096];
+        size_t truncated = 0;
+        size_t cap = c->cfg->max_len ? c->cfg->max_len : RECORD_MAX_LEN_LIMIT;
+
+        snprintf(path, sizeof(path), "%s/corpus", c->cfg->out_dir);
+        int r = corpus_read_dir(path, cap, &c->seeds, &c->n_seeds, &truncated);
+        if (r < 0 && r != -ENOENT) {
+                log_error("cannot read %s: %s", path, strerror(-r));
+                return SF_EXIT_USAGE;
+        }
+        size_t resumed = c->n_seeds;
+        for (int i = 0; i < c->cfg->n_corpus_dirs; i++) {
+                r = corpus_read_dir(c->cfg->corpus_dirs[i], cap, &c->seeds, &c->n_seeds,
+                                    &truncated);
+                if (r < 0) {
+                        log_error("cannot read the corpus directory %s: %s", c->cfg->corpus_dirs[i],
+                                  strerror(-r));
+                        return SF_EXIT_USAGE;
+                }
+        }
+        if (!c->cfg->max_len) {
+                /* As libFuzzer: at least 4 KiB, or the largest seed, at most 1 MiB. */
+                size_t m = 4096;
+                for (size_t i = 0; i < c->n_seeds; i++)
+                        if (c->seeds[i].len > m)
+                                m = c->seeds[i].len;
+                c->cfg->max_len = m > (1u << 20) ? (1u << 20) : m;
+        }
+        for (size_t i = 0; i < c->n_seeds; i++)
+                if (c->seeds[i].len > c->cfg->max_len) {
+                        c->seeds[i].len = c->cfg->max_len;
+                        truncated++;
+                }
+        if (truncated)
+                log_warn("%zu seed files are longer than --max-len %zu and were truncated",
+                         truncated, c->cfg->max_len);
+        if (c->n_seeds == 0) {
+                /* Nothing to start from: the empty input is the first seed. */
+                c->seeds = calloc(1, sizeof(CorpusSeed));
+                if (!c->seeds)
+                        return SF_EXIT_INTERNAL;
+                c->n_seeds = 1;
+        }
+        c->n_resumed = resumed;
+        return 0;
+}
+
+/* Starts (or restarts) the worker of a slot. Returns 0 or a WPROC_ERR_* /
+ * negative errno, with a message for a person in @err. */
+static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
+{
+        WprocConfig wc = {
+            .target = c->cfg->target_abs,
+            .max_len = c->cfg->max_len,
+            .timeout_ms = c->cfg->timeout_ms,
+            .rss_limit_mb = c->cfg->rss_limit_mb,
+            .sandbox = c->cfg->sandbox,
+            .cov_fd = c->cov_fd,
+        };
+        int r = wproc_spawn(&s->w, &wc, err, errlen);
+        if (r < 0)
+                return r;
+        fcntl(wproc_evt_fd(s->w), F_SETFL, O_NONBLOCK);
+        s->alive = true;
+        s->busy = false;
+        return 0;
+}
+
+static int start_workers(Coordinator *c)
+{
+        char err[1024];
+        c->slots = calloc(c->cfg->workers, sizeof(Slot));
+        if (!c->slots)
+                return SF_EXIT_INTERNAL;
+        for (unsigned i = 0; i < c->cfg->workers; i++) {
+                int r = spawn_slot(c, &c->slots[i], err, sizeof(err));
+                if (r < 0) {
+                        log_error("%s: %s", c->cfg->target, err);
+                        return r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ||
+                                       r == WPROC_ERR_TIMEOUT
+                                   ? SF_EXIT_USAGE
+                                   : SF_EXIT_INTERNAL;
+                }
+                c->n_slots++;
+        }
+        return 0;
+}
+
+static void shutdown_all(Coordinator *c)
+{
+        int64_t deadline;
+
+        /* Let batches in flight end (they are short), or stop them. */
+        if (any_busy(c)) {
+                deadline = clock_now_ms() + 2000;
+                while (any_busy(c) && clock_now_ms() < deadline)
+                        loop_once(c);
+                stop_busy_workers(c);
+                deadline = clock_now_ms() + 3000;
+                while (any_busy(c) && clock_now_ms() < deadline)
+                        loop_once(c);
+        }
+        /* Every queued crash is recovered and stored before we exit. */
+        while ((c->helper_busy || c->queue_head) && c->helper_evt >= 0) {
+                helper_dispatch(c);
+                loop_once(c);
+        }
+        for (unsigned i = 0; i < c->n_slots; i++)
+                wproc_free(c->slots[i].w);
+        if (c->helper_pid > 0) {
+                close(c->helper_cmd);
+                int st;
+                waitpid(c->helper_pid, &st, 0);
+        }
+}
+
+int coordinator_run(RunConfig *cfg)
+{
+        Coordinator c = {.cfg = cfg, .sigfd = -1, .helper_evt = -1, .outdir_fd = -1};
+        int r;
+
+        c.start_ms = clock_now_ms();
+        if (!cfg->seed_set) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                cfg->seed =
+                    (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40);
+        }
+        prng_seed(&c.rng, cfg->seed, 0x636f6f7264ULL);
+
+        r = prepare_outdir(&c);
+        if (r)
+                return r;
+        r = load_seeds(&c);
+        if (r)
+                return r;
+        r = record_layout(cfg->max_len, &c.layout);
+        if (r < 0) {
+                log_error("--max-len %zu is out of range", cfg->max_len);
+                return SF_EXIT_USAGE;
+        }
+        char corpus_dir[4096];
+        snprintf(corpus_dir, sizeof(corpus_dir), "%s/corpus", cfg->out_dir);
+        r = corpus_new(&c.corpus, corpus_dir);
+        if (r < 0) {
+                log_error("cannot create %s: %s", corpus_dir, strerror(-r));
+                return SF_EXIT_USAGE;
+        }
+        c.cov_fd = coverage_shared_create();
+        if (c.cov_fd < 0 || coverage_shared_map(c.cov_fd, &c.cov) < 0) {
+                log_error("cannot create the shared coverage map");
+                return SF_EXIT_INTERNAL;
+        }
+
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        c.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+
+        r = helper_start(&c);
+        if (r < 0) {
+                log_error("cannot start the recovery helper: %s", strerror(-r));
+                return SF_EXIT_INTERNAL;
+        }
+        /* Nothing is printed before the target is known to load, so that a
+         * bad target gets exactly one line. */
+        int code = start_workers(&c);
+        if (code) {
+                shutdown_all(&c);
+                return code;
+        }
+        log_info("%s: %" PRIu64 " coverage counters, %u workers, seed %" PRIu64 ", sandbox %s",
+                 cfg->target, (uint64_t)wproc_counters(c.slots[0].w), c.n_slots, cfg->seed,
+                 cfg->sandbox);
+        log_info("%zu seed inputs (%zu resumed from %s/corpus), max input length %zu", c.n_seeds,
+                 c.n_resumed, cfg->out_dir, cfg->max_len);
+        c.last_status_ms = clock_now_ms();
+        fcntl(c.helper_evt, F_SETFL, O_NONBLOCK);
+
+        while (!c.stopping) {
+                dispatch(&c);
+                helper_dispatch(&c);
+                loop_once(&c);
+                check_limits(&c);
+                check_stuck(&c);
+                if (alive_count(&c) == 0) {
+                        log_error("every worker has stopped; see the messages above");
+                        c.internal_error = true;
+                        c.stopping = true;
+                }
+                int64_t now = clock_now_ms();
+                if (now - c.last_status_ms >= (int64_t)cfg->status_every_s * 1000) {
+                        c.last_status_ms = now;
+                        print_status(&c, "");
+                        (void)write_stats(&c, "running");
+                }
+        }
+        shutdown_all(&c);
+        print_status(&c, "done ");
+        (void)write_stats(&c, c.interrupted ? "interrupted" : "done");
+        if (c.stored)
+                log_info("%" PRIu64 " crash%s stored (%" PRIu64 " new); replay one with: "
+                         "snapfuzz reproduce ID --out %s",
+                         c.stored, c.stored == 1 ? "" : "es", c.unique, cfg->out_dir);
+        else
+                log_info("no crash found");
+
+        corpus_free(c.corpus);
+        corpus_seeds_free(c.seeds, c.n_seeds);
+        free(c.slots);
+        coverage_shared_unmap(c.cov);
+        if (c.stored)
+                return SF_EXIT_CRASH;
+        return c.internal_error ? SF_EXIT_INTERNAL : SF_EXIT_OK;
+}

@@ -1,0 +1,338 @@
+/*
+ * The command line: `snapfuzz run`, `snapfuzz reproduce`, and the internal
+ * `snapfuzz __worker` that the coordinator starts. main() is the only place
+ * that turns outcomes into exit codes (include/snapfuzz/exitcode.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "app/coordinator.h"
+#include "app/reproduce.h"
+#include "app/worker.h"
+#include "core/elfcheck.h"
+#include "core/log.h"
+#include "sandbox/sandbox.h"
+#include "snapfuzz/exitcode.h"
+#include "snapfuzz/record.h"
+
+#include "snapfuzz/banned.h"
+
+#ifndef SNAPFUZZ_VERSION
+#define SNAPFUZZ_VERSION "unknown"
+#endif
+
+static void usage(FILE *f)
+{
+        fprintf(f,
+                "usage: snapfuzz run TARGET.so [CORPUS_DIR...] [options]\n"
+                "       snapfuzz reproduce CRASH_ID [--out DIR] [--target PATH] [--timeout S]\n"
+                "       snapfuzz --help | --version\n"
+                "\n"
+                "run: fuzz TARGET.so, a libFuzzer-style harness (exports LLVMFuzzerTestOneInput),\n"
+                "built with: clang -fsanitize=fuzzer-no-link -fPIC -shared -o target.so harness.c\n"
+                "  --out DIR             output directory (default ./snapfuzz-out): corpus/,\n"
+                "                        crashes/<id>/{input,crash.json}, stats.json\n"
+                "  --workers N           worker processes (default: online cores)\n"
+                "  --max-total-time S    stop after S seconds (default: no limit)\n"
+                "  --runs N              stop after N executions (default: no limit)\n"
+                "  --timeout S           an input running longer than S seconds is a hang\n"
+                "                        (default 1; fractions allowed)\n"
+                "  --rss-limit-mb MB     a runner over MB resident is out of memory (default\n"
+                "                        2048; 0 disables)\n"
+                "  --seed N              seed of the run's PRNG (default: from the clock)\n"
+                "  --max-len BYTES       longest input (default: max(4096, largest seed))\n"
+                "  --keep-going          go on after a crash (default: stop at the first)\n"
+                "  --sandbox MODE        strict (default) or off\n"
+                "  --status-every S      status line period in seconds (default 3)\n"
+                "\n"
+                "reproduce: run a stored crash again under the same sandbox and limits.\n"
+                "\n"
+                "exit status: 0 nothing found (reproduce: no longer crashes), 1 crash found\n"
+                "(reproduce: still crashes), 2 bad usage or input, 3 internal error.\n");
+}
+
+static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *ret)
+{
+        char *end;
+        errno = 0;
+        if (!*s || *s == '-')
+                goto bad;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno || *end || v < min || v > max)
+                goto bad;
+        *ret = v;
+        return 0;
+bad:
+        log_error("%s takes a whole number from %llu to %llu, not '%s'", opt,
+                  (unsigned long long)min, (unsigned long long)max, s);
+        return -EINVAL;
+}
+
+static int parse_seconds(const char *opt, const char *s, double min, double max, double *ret)
+{
+        char *end;
+        errno = 0;
+        double v = strtod(s, &end);
+        if (errno || !*s || *end || !(v >= min && v <= max)) {
+                log_error("%s takes a number of seconds from %g to %g, not '%s'", opt, min, max, s);
+                return -EINVAL;
+        }
+        *ret = v;
+        return 0;
+}
+
+/* getopt_long's '?' (unknown option) and ':' (missing value). */
+static int bad_option(int c, char **argv)
+{
+        if (c == ':')
+                log_error("%s needs a value; see snapfuzz --help", argv[optind - 1]);
+        else
+                log_error("unknown option %s; see snapfuzz --help", argv[optind - 1]);
+        return SF_EXIT_USAGE;
+}
+
+static int check_target(RunConfig *cfg)
+{
+        char why[512];
+        int r = elf_check_shared_object(cfg->target, why, sizeof(why));
+        if (r < 0) {
+                log_error("%s: %s", cfg->target, why);
+                return SF_EXIT_USAGE;
+        }
+        if (!realpath(cfg->target, cfg->target_abs)) {
+                log_error("%s: %s", cfg->target, strerror(errno));
+                return SF_EXIT_USAGE;
+        }
+        return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+        enum {
+                OPT_OUT = 1000,
+                OPT_WORKERS,
+                OPT_TIME,
+                OPT_RUNS,
+                OPT_TIMEOUT,
+                OPT_RSS,
+                OPT_SEED,
+                OPT_MAXLEN,
+                OPT_KEEP,
+                OPT_SANDBOX,
+                OPT_STATUS,
+                OPT_HELP,
+        };
+        static const struct option opts[] = {
+            {"out", required_argument, NULL, OPT_OUT},
+            {"workers", required_argument, NULL, OPT_WORKERS},
+            {"max-total-time", required_argument, NULL, OPT_TIME},
+            {"runs", required_argument, NULL, OPT_RUNS},
+            {"timeout", required_argument, NULL, OPT_TIMEOUT},
+            {"rss-limit-mb", required_argument, NULL, OPT_RSS},
+            {"seed", required_argument, NULL, OPT_SEED},
+            {"max-len", required_argument, NULL, OPT_MAXLEN},
+            {"keep-going", no_argument, NULL, OPT_KEEP},
+            {"sandbox", required_argument, NULL, OPT_SANDBOX},
+            {"status-every", required_argument, NULL, OPT_STATUS},
+            {"help", no_argument, NULL, OPT_HELP},
+            {0},
+        };
+        RunConfig cfg = {
+            .out_dir = "snapfuzz-out",
+            .timeout_ms = 1000,
+            .rss_limit_mb = 2048,
+            .sandbox = "strict",
+            .status_every_s = 3,
+        };
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        cfg.workers = cores > 0 ? (unsigned)cores : 1;
+        uint64_t v;
+        double d;
+        int c;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+                switch (c) {
+                case OPT_OUT:
+                        if (!*optarg) {
+                                log_error("--out needs a directory");
+                                return SF_EXIT_USAGE;
+                        }
+                        cfg.out_dir = optarg;
+                        break;
+                case OPT_WORKERS:
+                        if (parse_u64("--workers", optarg, 1, 256, &v) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.workers = (unsigned)v;
+                        break;
+                case OPT_TIME:
+                        if (parse_u64("--max-total-time", optarg, 0, UINT32_MAX, &v) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.max_total_time_s = v;
+                        break;
+                case OPT_RUNS:
+                        if (parse_u64("--runs", optarg, 0, UINT64_MAX / 2, &v) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.runs = v;
+                        break;
+                case OPT_TIMEOUT:
+                        if (parse_seconds("--timeout", optarg, 0.01, 86400, &d) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.timeout_ms = (unsigned)(d * 1000);
+                        break;
+                case OPT_RSS:
+                        if (parse_u64("--rss-limit-mb", optarg, 0, 1u << 30, &v) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.rss_limit_mb = (unsigned)v;
+                        break;
+                case OPT_SEED:
+                        if (parse_u64("--seed", optarg, 0, UINT64_MAX, &v) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.seed = v;
+                        cfg.seed_set = true;
+                        break;
+                case OPT_MAXLEN:
+                        if (parse_u64("--max-len", optarg, 1, RECORD_MAX_LEN_LIMIT, &v) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.max_len = (size_t)v;
+                        break;
+                case OPT_KEEP:
+                        cfg.keep_going = true;
+                        break;
+                case OPT_SANDBOX: {
+                        SandboxMode m;
+                        if (sandbox_mode_parse(optarg, &m) < 0) {
+                                log_error("--sandbox takes 'strict' or 'off', not '%s'", optarg);
+                                return SF_EXIT_USAGE;
+                        }
+                        cfg.sandbox = sandbox_mode_name(m);
+                        break;
+                }
+                case OPT_STATUS:
+                        if (parse_u64("--status-every", optarg, 1, 3600, &v) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.status_every_s = (unsigned)v;
+                        break;
+                case OPT_HELP:
+                        usage(stdout);
+                        return SF_EXIT_OK;
+                default:
+                        return bad_option(c, argv);
+                }
+        }
+        /* getopt_long moved the operands (target, corpus dirs) to the end. */
+        char **operands = argv + optind;
+        int n_operands = argc - optind;
+        if (n_operands < 1) {
+                log_error("run needs a target: snapfuzz run TARGET.so [CORPUS_DIR...]");
+                return SF_EXIT_USAGE;
+        }
+        cfg.target = operands[0];
+        cfg.corpus_dirs = operands + 1;
+        cfg.n_corpus_dirs = n_operands - 1;
+        for (int i = 0; i < cfg.n_corpus_dirs; i++) {
+                struct stat st;
+                if (stat(cfg.corpus_dirs[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
+                        log_error("corpus directory %s: %s", cfg.corpus_dirs[i],
+                                  errno ? strerror(errno) : "not a directory");
+                        return SF_EXIT_USAGE;
+                }
+        }
+        int r = check_target(&cfg);
+        if (r)
+                return r;
+        return coordinator_run(&cfg);
+}
+
+static int cmd_reproduce(int argc, char **argv)
+{
+        enum { OPT_OUT = 1000, OPT_TARGET, OPT_TIMEOUT, OPT_HELP };
+        static const struct option opts[] = {
+            {"out", required_argument, NULL, OPT_OUT},
+            {"target", required_argument, NULL, OPT_TARGET},
+            {"timeout", required_argument, NULL, OPT_TIMEOUT},
+            {"help", no_argument, NULL, OPT_HELP},
+            {0},
+        };
+        ReproduceConfig cfg = {.out_dir = "snapfuzz-out"};
+        double d;
+        int c;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+                switch (c) {
+                case OPT_OUT:
+                        cfg.out_dir = optarg;
+                        break;
+                case OPT_TARGET:
+                        cfg.target = optarg;
+                        break;
+                case OPT_TIMEOUT:
+                        if (parse_seconds("--timeout", optarg, 0.01, 86400, &d) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.timeout_ms = (unsigned)(d * 1000);
+                        break;
+                case OPT_HELP:
+                        usage(stdout);
+                        return SF_EXIT_OK;
+                default:
+                        return bad_option(c, argv);
+                }
+        }
+        if (argc - optind != 1) {
+                log_error("reproduce needs exactly one crash id: snapfuzz reproduce ID "
+                          "[--out DIR]");
+                return SF_EXIT_USAGE;
+        }
+        cfg.id = argv[optind];
+        if (cfg.target) {
+                char why[512];
+                if (elf_check_shared_object(cfg.target, why, sizeof(why)) < 0) {
+                        log_error("%s: %s", cfg.target, why);
+                        return SF_EXIT_USAGE;
+                }
+        }
+        return reproduce_run(&cfg);
+}
+
+int main(int argc, char **argv)
+{
+        if (argc >= 2 && strcmp(argv[1], "__worker") == 0)
+                return worker_main(argc - 1, argv + 1);
+        if (argc < 2) {
+                usage(stderr);
+                return SF_EXIT_USAGE;
+        }
+        /* A peer that went away (a worker that failed to load, a helper that
+         * died) must be an EPIPE to handle, never a SIGPIPE that kills the
+         * coordinator with crashes still unstored. */
+        signal(SIGPIPE, SIG_IGN);
+        /* Standard output carries reports; keep it line-buffered so that a
+         * pipe sees each line as it is written. */
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+            strcmp(argv[1], "help") == 0) {
+                usage(stdout);
+                return SF_EXIT_OK;
+        }
+        if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+                printf("snapfuzz %s\n", SNAPFUZZ_VERSION);
+                return SF_EXIT_OK;
+        }
+        if (strcmp(argv[1], "run") == 0)
+                return cmd_run(argc - 1, argv + 1);
+        if (strcmp(argv[1], "reproduce") == 0)
+                return cmd_reproduce(argc - 1, argv + 1);
+        log_error("unknown command '%s'; see snapfuzz --help", argv[1]);
+        return SF_EXIT_USAGE;
+}

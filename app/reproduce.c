@@ -1,0 +1,146 @@
+/*
+ * Reproduction reads crash.json only for what it needs to rebuild the
+ * conditions (target, sandbox, limits); the verdict comes from running the
+ * stored bytes again, never from the stored report.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "app/reproduce.h"
+#include "core/crashstore.h"
+#include "core/log.h"
+#include "core/msg.h"
+#include "core/wproc.h"
+#include "recovery/classify.h"
+#include "snapfuzz/exitcode.h"
+
+#include "snapfuzz/banned.h"
+
+static void print_hexdump(const uint8_t *data, size_t len, size_t limit)
+{
+        size_t n = len < limit ? len : limit;
+        for (size_t off = 0; off < n; off += 16) {
+                printf("  %08zx ", off);
+                for (size_t i = 0; i < 16; i++) {
+                        if (off + i < n)
+                                printf(" %02x", data[off + i]);
+                        else
+                                printf("   ");
+                }
+                printf("  |");
+                for (size_t i = 0; i < 16 && off + i < n; i++) {
+                        uint8_t b = data[off + i];
+                        putchar(b >= 0x20 && b < 0x7f ? b : '.');
+                }
+                printf("|\n");
+        }
+        if (n < len)
+                printf("  ... %zu more bytes\n", len - n);
+}
+
+static void print_stack(const cJSON *death)
+{
+        const cJSON *frames = death ? cJSON_GetObjectItemCaseSensitive(death, "frames") : NULL;
+        const cJSON *f;
+        int i = 0;
+        cJSON_ArrayForEach(f, frames)
+        {
+                const char *sym = msg_str(f, "symbol", NULL);
+                printf("  #%-2d %s in %s%s%s (%s+%s)%s\n", i++, msg_str(f, "pc", "?"),
+                       sym ? sym : "??", sym ? "+" : "", sym ? msg_str(f, "symoff", "?") : "",
+                       msg_str(f, "module", "?"), msg_str(f, "offset", "?"),
+                       classify_frame_is_runtime(f) ? "  [runtime]" : "");
+        }
+        if (i == 0)
+                printf("  (no stack: the runner had no chance to unwind)\n");
+}
+
+int reproduce_run(const ReproduceConfig *cfg)
+{
+        cJSON *report = NULL, *result = NULL;
+        uint8_t *input = NULL;
+        size_t len = 0;
+        char err[1024];
+        Wproc *w = NULL;
+        int code;
+
+        int r = crashstore_load(cfg->out_dir, cfg->id, &report, &input, &len, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s", err);
+                return SF_EXIT_USAGE;
+        }
+        const char *target = cfg->target ? cfg->target : msg_str(report, "target", "");
+        struct stat st;
+        if (stat(target, &st) < 0) {
+                log_error("the target %s named in the crash record is gone (%s); point to it "
+                          "with --target PATH",
+                          target, strerror(errno));
+                code = SF_EXIT_USAGE;
+                goto out;
+        }
+        const cJSON *limits = cJSON_GetObjectItemCaseSensitive(report, "limits");
+        int64_t max_len = msg_int(limits, "max_len", 0);
+        WprocConfig wc = {
+            .target = target,
+            .max_len = (size_t)(max_len > (int64_t)len ? max_len : (int64_t)(len ? len : 1)),
+            .timeout_ms =
+                cfg->timeout_ms ? cfg->timeout_ms : (unsigned)msg_int(limits, "timeout_ms", 1000),
+            .rss_limit_mb = (unsigned)msg_int(limits, "rss_limit_mb", 2048),
+            .sandbox = msg_str(limits, "sandbox", "strict"),
+            .cov_fd = -1,
+        };
+        r = wproc_spawn(&w, &wc, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s: %s", target, err);
+                code = r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ? SF_EXIT_USAGE
+                                                                     : SF_EXIT_INTERNAL;
+                goto out;
+        }
+        r = wproc_exec(w, input, len, &result);
+        if (r < 0) {
+                log_error("the worker failed while running the input: %s", strerror(-r));
+                code = SF_EXIT_INTERNAL;
+                goto out;
+        }
+
+        printf("crash %s: %s\n", cfg->id, msg_str(report, "message", ""));
+        printf("  target   %s\n", target);
+        printf("  stored   kind %s, signature %s\n", msg_str(report, "kind", "?"),
+               msg_str(report, "signature", "?"));
+        printf("  input    %zu bytes (%s/crashes/%s/input)\n", len, cfg->out_dir, cfg->id);
+        print_hexdump(input, len, 256);
+
+        if (strcmp(msg_str(result, "type", ""), "died") == 0) {
+                Classification c;
+                classify_death(result, &c);
+                printf("\nREPRODUCED: %s — %s\n", c.kind, c.message);
+                if (cJSON_GetObjectItemCaseSensitive(result, "signal")) {
+                        int sig = (int)msg_int(result, "signal", 0);
+                        const char *abbrev = sigabbrev_np(sig);
+                        printf("  signal   %d (SIG%s)\n", sig, abbrev ? abbrev : "?");
+                } else if (cJSON_GetObjectItemCaseSensitive(result, "exit_code")) {
+                        printf("  status   exit %d\n", (int)msg_int(result, "exit_code", 0));
+                }
+                if (strcmp(c.kind, msg_str(report, "kind", "")) != 0)
+                        printf("  note     stored as %s, now %s\n", msg_str(report, "kind", "?"),
+                               c.kind);
+                printf("  stack:\n");
+                print_stack(cJSON_GetObjectItemCaseSensitive(result, "death"));
+                code = SF_EXIT_CRASH;
+        } else {
+                printf("\nNOT REPRODUCED: the input ran to completion; the bug looks fixed "
+                       "(stored as %s)\n",
+                       msg_str(report, "kind", "?"));
+                code = SF_EXIT_OK;
+        }
+out:
+        wproc_free(w);
+        cJSON_Delete(result);
+        cJSON_Delete(report);
+        free(input);
+        return code;
+}

@@ -1,0 +1,284 @@
+/*
+ * The in-process loop. Replay invariant (include/snapfuzz/record.h): at
+ * every instant, record->count names the input the target is running or
+ * has just run, and the PRNG slot of its chain is complete, because
+ *   1. the chain's slot is written before any of its mutations,
+ *   2. the input is mutated in a private buffer, then copied to the buffer
+ *      the target sees, and only then is count incremented, and
+ *   3. the target is called with the copy, so a target that writes into its
+ *      const input cannot change the next mutation's starting point (and is
+ *      reported: libFuzzer's "overwrites its const input").
+ * The copy the target sees ends exactly at a PROT_NONE guard page, so a read
+ * one byte past the input faults even without AddressSanitizer.
+ *
+ * Fatal signals are caught on an alternate stack (so a stack overflow is
+ * caught too) with SA_RESETHAND: the handler writes the death area of the
+ * record (signal, fault address, the blocked syscall for SIGSYS, the
+ * backtrace) and lets the signal kill the process, so the worker still sees
+ * the true cause of death in the wait status.
+ */
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "app/runner.h"
+#include "snapfuzz/mutator.h"
+
+#include "snapfuzz/banned.h"
+
+static RecordHeader *runner_header;
+static RecordDeath *runner_death;
+
+static void runner_record_death(int sig, siginfo_t *si, void *uctx, uint32_t reason)
+{
+        RecordDeath *d = runner_death;
+        if (d->valid == RECORD_DEATH_VALID)
+                return; /* a second fault while dying keeps the first report */
+        d->signal = sig;
+        d->code = si ? si->si_code : 0;
+        d->addr = si ? (uint64_t)(uintptr_t)si->si_addr : 0;
+        d->syscall_nr = -1;
+        d->reason = reason;
+        d->count = __atomic_load_n(&runner_header->count, __ATOMIC_RELAXED);
+#if defined(__x86_64__)
+        if (uctx) {
+                const greg_t *g = ((const ucontext_t *)uctx)->uc_mcontext.gregs;
+                d->pc = (uint64_t)g[REG_RIP];
+                uint64_t sp = (uint64_t)g[REG_RSP];
+                /* A fault within a few pages of the stack pointer is a push
+                 * or a call running into the guard page. */
+                if (sig == SIGSEGV && d->addr + 65536 >= sp && d->addr <= sp + 65536)
+                        d->flags |= RECORD_DEATH_F_STACK_OVERFLOW;
+                if (sig == SIGSYS) {
+                        d->syscall_args[0] = (uint64_t)g[REG_RDI];
+                        d->syscall_args[1] = (uint64_t)g[REG_RSI];
+                        d->syscall_args[2] = (uint64_t)g[REG_RDX];
+                        d->syscall_args[3] = (uint64_t)g[REG_R10];
+                        d->syscall_args[4] = (uint64_t)g[REG_R8];
+                        d->syscall_args[5] = (uint64_t)g[REG_R9];
+                }
+        }
+#elif defined(__aarch64__)
+        if (uctx) {
+                const ucontext_t *u = uctx;
+                d->pc = (uint64_t)u->uc_mcontext.pc;
+                if (sig == SIGSYS)
+                        for (int i = 0; i < 6; i++)
+                                d->syscall_args[i] = (uint64_t)u->uc_mcontext.regs[i];
+        }
+#endif
+        if (sig == SIGSYS && si)
+                d->syscall_nr = si->si_syscall;
+        void *frames[RECORD_MAX_FRAMES];
+        int n = backtrace(frames, RECORD_MAX_FRAMES);
+        for (int i = 0; i < n; i++)
+                d->frames[i] = (uint64_t)(uintptr_t)frames[i];
+        d->nframes = n > 0 ? (uint32_t)n : 0;
+        __atomic_store_n(&d->valid, RECORD_DEATH_VALID, __ATOMIC_RELEASE);
+}
+
+static void runner_on_fatal(int sig, siginfo_t *si, void *uctx)
+{
+        runner_record_death(sig, si, uctx, RECORD_DEATH_SIGNAL);
+        /* SA_RESETHAND already restored the default action. A fault
+         * re-executes and kills; a signal that was sent (abort's raise, a
+         * seccomp trap that returned) must be sent again. */
+        if (si->si_code <= 0 || sig == SIGSYS || sig == SIGABRT)
+                raise(sig);
+}
+
+static void runner_on_dump(int sig, siginfo_t *si, void *uctx)
+{
+        runner_record_death(sig, si, uctx, RECORD_DEATH_STACKDUMP);
+        _exit(RUNNER_EXIT_DUMPED);
+}
+
+static const int runner_fatal_signals[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL, SIGABRT,
+                                           SIGSYS,  SIGTRAP, SIGXFSZ, SIGXCPU};
+
+static int runner_install_handlers(void)
+{
+        static uint8_t altstack[256 * 1024] __attribute__((aligned(64)));
+        stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
+        if (sigaltstack(&ss, NULL) < 0)
+                return -errno;
+
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+        sa.sa_sigaction = runner_on_fatal;
+        for (size_t i = 0; i < sizeof(runner_fatal_signals) / sizeof(int); i++)
+                if (sigaction(runner_fatal_signals[i], &sa, NULL) < 0)
+                        return -errno;
+        sa.sa_sigaction = runner_on_dump;
+        if (sigaction(RUNNER_SIGNAL_DUMP, &sa, NULL) < 0)
+                return -errno;
+
+        /* Terminal signals belong to the coordinator, which shuts down in
+         * order; the runner is also in its own process group. */
+        signal(SIGINT, SIG_IGN);
+        signal(SIGPIPE, SIG_IGN);
+
+        sigset_t unblock;
+        sigemptyset(&unblock);
+        for (size_t i = 0; i < sizeof(runner_fatal_signals) / sizeof(int); i++)
+                sigaddset(&unblock, runner_fatal_signals[i]);
+        sigaddset(&unblock, RUNNER_SIGNAL_DUMP);
+        return sigprocmask(SIG_UNBLOCK, &unblock, NULL) < 0 ? -errno : 0;
+}
+
+void runner_prepare(void)
+{
+        /* backtrace() loads libgcc_s on first use; do it here, before any
+         * sandbox, and never in a signal handler. */
+        void *frames[4];
+        (void)backtrace(frames, 4);
+}
+
+/* A buffer whose end touches a PROT_NONE page. */
+static uint8_t *runner_map_guarded(size_t max_len)
+{
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t body = (max_len + page - 1) / page * page;
+        if (body == 0)
+                body = page;
+        uint8_t *p =
+            mmap(NULL, body + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                return NULL;
+        if (mprotect(p + body, page, PROT_NONE) < 0)
+                return NULL;
+        return p + body;
+}
+
+static void runner_push_find(void *region, const RecordLayout *l, const uint8_t *data, size_t len,
+                             uint64_t iteration)
+{
+        RecordFinds *f = record_finds(region, l);
+        uint32_t used = f->used;
+        RecordFindSlot *s = record_find_slot(region, l, used);
+        s->len = (uint32_t)len;
+        s->flags = 0;
+        s->iteration = iteration;
+        memcpy((uint8_t *)(s + 1), data, len);
+        __atomic_store_n(&f->used, used + 1, __ATOMIC_RELEASE);
+}
+
+void runner_main(const RunnerArgs *a)
+{
+        void *region = a->region;
+        const RecordLayout *l = a->layout;
+        RecordHeader *h = record_header(region);
+
+        runner_header = h;
+        runner_death = record_death(region);
+        h->runner_pid = getpid();
+        h->runner_state = RECORD_RUNNER_STARTING;
+
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != a->worker_pid)
+                _exit(RUNNER_EXIT_SETUP);
+        setpgid(0, 0);
+        for (int i = 0; i < a->n_close_fds; i++)
+                if (a->close_fds[i] >= 0)
+                        close(a->close_fds[i]);
+        if (a->output_fd >= 0) {
+                dup2(a->output_fd, STDOUT_FILENO);
+                dup2(a->output_fd, STDERR_FILENO);
+                if (a->output_fd > STDERR_FILENO)
+                        close(a->output_fd);
+                /* The pipe was non-blocking for the worker's reads; the
+                 * runner's writes should block rather than lose output. */
+                fcntl(STDOUT_FILENO, F_SETFL, 0);
+        }
+
+        uint8_t *exec_end = runner_map_guarded(l->max_len);
+        uint8_t *work = malloc(l->max_len);
+        if (!exec_end || !work || runner_install_handlers() < 0)
+                _exit(RUNNER_EXIT_SETUP);
+
+        /* The batch's inputs and table are read-only for the target: a
+         * wild write into them faults here instead of silently changing
+         * what recovery would replay. */
+        if (mprotect((uint8_t *)region + l->base_off, l->record_size - l->base_off, PROT_READ) < 0)
+                _exit(RUNNER_EXIT_SETUP);
+
+        const uint8_t *base = record_base(region, l);
+        const size_t base_len = h->base_len;
+        const size_t max_len = l->max_len;
+        const uint64_t iters = h->iters;
+        const uint64_t chain_len = h->chain_len;
+        const int fuzz = h->mode == RECORD_MODE_FUZZ;
+
+        static MutatorDict dict;
+        MutatorCtx ctx = {
+            .partner = record_partner(region, l),
+            .partner_len = h->partner_len,
+            .dict = NULL,
+        };
+        if (h->table_len && mutator_dict_parse(&dict, record_table(region, l), h->table_len))
+                ctx.dict = &dict;
+
+        SfPrng rng;
+        prng_seed(&rng, h->seed, h->batch_id);
+
+        /* Whatever the target's initialization touched is not coverage of
+         * any input. */
+        coverage_clear();
+
+        if (sandbox_apply(a->sandbox) < 0)
+                _exit(RUNNER_EXIT_SETUP);
+        h->runner_state = RECORD_RUNNER_RUNNING;
+
+        size_t len = base_len;
+        memcpy(work, base, base_len);
+        uint64_t added = 0;
+
+        for (uint64_t k = 1; k <= iters; k++) {
+                if (fuzz) {
+                        uint64_t idx = k - 1;
+                        if (idx % chain_len == 0) {
+                                record_chain_begin(h, &rng, idx / chain_len);
+                                memcpy(work, base, base_len);
+                                len = base_len;
+                        }
+                        len = mutator_mutate(&ctx, &rng, work, len, max_len);
+                }
+                uint8_t *data = exec_end - len;
+                memcpy(data, work, len);
+
+                __atomic_store_n(&h->count, k, __ATOMIC_RELAXED);
+                __atomic_signal_fence(__ATOMIC_SEQ_CST);
+                int rc = a->test(data, len);
+                __atomic_signal_fence(__ATOMIC_SEQ_CST);
+
+                if (__builtin_expect(memcmp(data, work, len) != 0, 0)) {
+                        runner_record_death(0, NULL, NULL, RECORD_DEATH_OVERWRITE);
+                        _exit(RUNNER_EXIT_OVERWRITE);
+                }
+                if (rc == TARGET_REJECT) {
+                        coverage_clear();
+                        continue;
+                }
+                size_t nf = coverage_scan(a->coverage);
+                if (__builtin_expect(nf != 0, 0)) {
+                        added += nf;
+                        h->new_features = added;
+                        runner_push_find(region, l, work, len, k);
+                        if (record_finds(region, l)->used >= RECORD_FINDS_SLOTS) {
+                                h->runner_state = RECORD_RUNNER_FULL;
+                                _exit(RUNNER_EXIT_DONE);
+                        }
+                }
+        }
+        h->runner_state = RECORD_RUNNER_DONE;
+        _exit(RUNNER_EXIT_DONE);
+}

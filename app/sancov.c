@@ -1,0 +1,114 @@
+/*
+ * What the snapfuzz executable exports to a target built with
+ * -fsanitize=fuzzer-no-link (or any -fsanitize-coverage= subset): the
+ * SanitizerCoverage callbacks, the thread-local __sancov_lowest_stack, and
+ * LLVMFuzzerMutate for custom mutators. Everything else in snapfuzz is
+ * built with hidden visibility, so these are the only symbols a target can
+ * bind to, and nothing of ours can interpose on a target's own names.
+ *
+ * The comparison callbacks are accepted and ignored for now: a target
+ * built with trace-cmp loads and runs, it just gets no comparison feedback.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/coverage.h"
+#include "snapfuzz/mutator.h"
+
+#include "snapfuzz/banned.h"
+
+#define SF_EXPORT __attribute__((visibility("default")))
+
+SF_EXPORT __thread uintptr_t __sancov_lowest_stack;
+
+SF_EXPORT void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop);
+SF_EXPORT void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop)
+{
+        coverage_register_counters(start, stop);
+}
+
+SF_EXPORT void __sanitizer_cov_pcs_init(const uintptr_t *start, const uintptr_t *stop);
+SF_EXPORT void __sanitizer_cov_pcs_init(const uintptr_t *start, const uintptr_t *stop)
+{
+        coverage_register_pcs(start, stop);
+}
+
+SF_EXPORT void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop);
+SF_EXPORT void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop)
+{
+        coverage_register_guards(start, stop);
+}
+
+SF_EXPORT void __sanitizer_cov_trace_pc_guard(uint32_t *guard);
+SF_EXPORT void __sanitizer_cov_trace_pc_guard(uint32_t *guard)
+{
+        uint8_t *c = &coverage_guard_counters[*guard];
+        /* Saturate instead of wrapping, so 256 hits never look like 0. */
+        *c += *c != 255;
+}
+
+SF_EXPORT void __sanitizer_cov_trace_pc_indir(uintptr_t callee);
+SF_EXPORT void __sanitizer_cov_trace_pc_indir(uintptr_t callee)
+{
+        (void)callee;
+}
+
+#define SF_CMP(name, type)                                                                         \
+        SF_EXPORT void name(type a, type b);                                                       \
+        SF_EXPORT void name(type a, type b)                                                        \
+        {                                                                                          \
+                (void)a;                                                                           \
+                (void)b;                                                                           \
+        }
+
+SF_CMP(__sanitizer_cov_trace_cmp1, uint8_t)
+SF_CMP(__sanitizer_cov_trace_cmp2, uint16_t)
+SF_CMP(__sanitizer_cov_trace_cmp4, uint32_t)
+SF_CMP(__sanitizer_cov_trace_cmp8, uint64_t)
+SF_CMP(__sanitizer_cov_trace_const_cmp1, uint8_t)
+SF_CMP(__sanitizer_cov_trace_const_cmp2, uint16_t)
+SF_CMP(__sanitizer_cov_trace_const_cmp4, uint32_t)
+SF_CMP(__sanitizer_cov_trace_const_cmp8, uint64_t)
+
+SF_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases);
+SF_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases)
+{
+        (void)val;
+        (void)cases;
+}
+
+SF_EXPORT void __sanitizer_cov_trace_div4(uint32_t val);
+SF_EXPORT void __sanitizer_cov_trace_div4(uint32_t val)
+{
+        (void)val;
+}
+
+SF_EXPORT void __sanitizer_cov_trace_div8(uint64_t val);
+SF_EXPORT void __sanitizer_cov_trace_div8(uint64_t val)
+{
+        (void)val;
+}
+
+SF_EXPORT void __sanitizer_cov_trace_gep(uintptr_t idx);
+SF_EXPORT void __sanitizer_cov_trace_gep(uintptr_t idx)
+{
+        (void)idx;
+}
+
+/* The PRNG and context of the mutation in progress, set by the runner
+ * around a custom mutator call so that LLVMFuzzerMutate stays a
+ * deterministic function of the replay record. */
+SfPrng *sancov_mutate_rng;
+const MutatorCtx *sancov_mutate_ctx;
+
+SF_EXPORT size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+SF_EXPORT size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size)
+{
+        static const MutatorCtx none;
+        static SfPrng fallback = {0x853c49e6748fea9bULL, 0xda3e39cb94b95bdbULL};
+        if (max_size == 0)
+                return 0;
+        return mutator_mutate(sancov_mutate_ctx ? sancov_mutate_ctx : &none,
+                              sancov_mutate_rng ? sancov_mutate_rng : &fallback, data,
+                              size < max_size ? size : max_size, max_size);
+}

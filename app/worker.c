@@ -1,0 +1,592 @@
+/*
+ * The fork server. This is the one module that forks without exec: a runner
+ * must start from the exact state the target's initialization left (that
+ * is the snapshot, and what makes a runner's death cost one fork instead of
+ * a process start). A runner child may touch only the shared record, the
+ * coverage map, and memory inherited copy-on-write; it must not use the
+ * worker's pipes, which it closes before running any target code.
+ *
+ * Per batch the worker seals the record, forks a runner and supervises it
+ * with a pidfd: it watches the record's count for hangs (--timeout) and the
+ * runner's resident memory (--rss-limit-mb), asks for a stack dump before
+ * killing, and reports either "done" (with the inputs that found coverage,
+ * left in the record's finds area) or "died" (with the cause and the
+ * symbolized stack) to whoever started it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "app/runner.h"
+#include "app/worker.h"
+#include "core/coverage.h"
+#include "core/msg.h"
+#include "core/wproc.h"
+#include "sandbox/sandbox.h"
+#include "snapfuzz/exitcode.h"
+#include "snapfuzz/record.h"
+#include "snapfuzz/target.h"
+
+#include "snapfuzz/banned.h"
+
+#define WORKER_TICK_MS 20
+#define WORKER_RSS_EVERY_MS 100
+#define WORKER_DUMP_GRACE_MS 1000
+#define WORKER_OUTPUT_TAIL 4096
+
+typedef struct Worker {
+        WprocConfig cfg;
+        SandboxMode sandbox_mode;
+        int cmd_fd, evt_fd, shm_fd, cov_fd;
+        void *region;
+        RecordLayout layout;
+        CoverageShared *coverage;
+        Sandbox *sandbox;
+        TargetTestOneInput test;
+        void *handle;
+        MsgReader reader;
+        int stopping;
+        /* The last bytes the runner wrote to stdout/stderr, for the report. */
+        char out_tail[WORKER_OUTPUT_TAIL];
+        size_t out_len;
+} Worker;
+
+static void worker_send_error(Worker *w, const char *what, const char *message)
+{
+        cJSON *m = msg_new("error");
+        if (!m)
+                return;
+        cJSON_AddStringToObject(m, "what", what);
+        cJSON_AddStringToObject(m, "message", message);
+        (void)msg_send(w->evt_fd, m);
+        cJSON_Delete(m);
+}
+
+static int worker_load(Worker *w)
+{
+        char msg[1024];
+
+        w->handle = dlopen(w->cfg.target, RTLD_NOW | RTLD_LOCAL);
+        if (!w->handle) {
+                const char *e = dlerror();
+                worker_send_error(w, "load", e ? e : "dlopen failed");
+                return -ENOEXEC;
+        }
+        w->test = (TargetTestOneInput)dlsym(w->handle, TARGET_SYM_TEST);
+        if (!w->test) {
+                snprintf(msg, sizeof(msg), "%s does not export %s", w->cfg.target, TARGET_SYM_TEST);
+                worker_send_error(w, "entry", msg);
+                return -ENOENT;
+        }
+        TargetInitialize init = (TargetInitialize)dlsym(w->handle, TARGET_SYM_INIT);
+        if (init) {
+                static char *argv_store[2];
+                argv_store[0] = (char *)w->cfg.target;
+                int argc = 1;
+                char **argv = argv_store;
+                init(&argc, &argv);
+        }
+        return 0;
+}
+
+/* Resolves one frame to module, offset and symbol (dladdr works here: the
+ * runner was a fork of this process, with the same mappings). */
+static cJSON *worker_frame_json(uint64_t pc)
+{
+        cJSON *f = cJSON_CreateObject();
+        char hex[32];
+        Dl_info info;
+
+        if (!f)
+                return NULL;
+        snprintf(hex, sizeof(hex), "0x%" PRIx64, pc);
+        cJSON_AddStringToObject(f, "pc", hex);
+        if (dladdr((void *)(uintptr_t)pc, &info) && info.dli_fname) {
+                const char *slash = strrchr(info.dli_fname, '/');
+                cJSON_AddStringToObject(f, "module", slash ? slash + 1 : info.dli_fname);
+                cJSON_AddStringToObject(f, "path", info.dli_fname);
+                snprintf(hex, sizeof(hex), "0x%" PRIxPTR,
+                         (uintptr_t)pc - (uintptr_t)info.dli_fbase);
+                cJSON_AddStringToObject(f, "offset", hex);
+                if (info.dli_sname) {
+                        cJSON_AddStringToObject(f, "symbol", info.dli_sname);
+                        snprintf(hex, sizeof(hex), "0x%" PRIxPTR,
+                                 (uintptr_t)pc - (uintptr_t)info.dli_saddr);
+                        cJSON_AddStringToObject(f, "symoff", hex);
+                }
+        }
+        return f;
+}
+
+static void worker_add_death(cJSON *m, const RecordDeath *d)
+{
+        if (d->valid != RECORD_DEATH_VALID)
+                return;
+        cJSON *j = cJSON_AddObjectToObject(m, "death");
+        char hex[32];
+
+        if (!j)
+                return;
+        cJSON_AddNumberToObject(j, "signal", d->signal);
+        cJSON_AddNumberToObject(j, "code", d->code);
+        cJSON_AddNumberToObject(j, "reason", d->reason);
+        cJSON_AddNumberToObject(j, "count", (double)d->count);
+        snprintf(hex, sizeof(hex), "0x%" PRIx64, d->addr);
+        cJSON_AddStringToObject(j, "addr", hex);
+        if (d->flags & RECORD_DEATH_F_STACK_OVERFLOW)
+                cJSON_AddBoolToObject(j, "stack_overflow", 1);
+        if (d->syscall_nr >= 0) {
+                const char *name = sandbox_syscall_name(d->syscall_nr);
+                const char *group = sandbox_syscall_group(d->syscall_nr);
+                cJSON_AddNumberToObject(j, "syscall", d->syscall_nr);
+                cJSON_AddStringToObject(j, "syscall_name", name ? name : "unknown");
+                if (group)
+                        cJSON_AddStringToObject(j, "syscall_group", group);
+                cJSON *args = cJSON_AddArrayToObject(j, "syscall_args");
+                for (int i = 0; args && i < 6; i++) {
+                        snprintf(hex, sizeof(hex), "0x%" PRIx64, d->syscall_args[i]);
+                        cJSON_AddItemToArray(args, cJSON_CreateString(hex));
+                }
+        }
+        cJSON *frames = cJSON_AddArrayToObject(j, "frames");
+        if (!frames)
+                return;
+        /* The exact faulting instruction first, then the stack unwound
+         * through the signal frame. The frames before the faulting one are
+         * the handler's own and say nothing about the crash. */
+        uint32_t n = d->nframes < RECORD_MAX_FRAMES ? d->nframes : RECORD_MAX_FRAMES;
+        uint32_t first = 0;
+        if (d->pc) {
+                cJSON_AddItemToArray(frames, worker_frame_json(d->pc));
+                for (uint32_t i = 0; i < n; i++)
+                        if (d->frames[i] == d->pc) {
+                                first = i + 1;
+                                break;
+                        }
+        }
+        for (uint32_t i = first; i < n; i++)
+                cJSON_AddItemToArray(frames, worker_frame_json(d->frames[i]));
+}
+
+static long worker_rss_mb(pid_t pid)
+{
+        char path[64], buf[128];
+        snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return -1;
+        buf[n] = 0;
+        unsigned long size, resident;
+        if (sscanf(buf, "%lu %lu", &size, &resident) != 2)
+                return -1;
+        return (long)(resident * (unsigned long)sysconf(_SC_PAGESIZE) / (1024 * 1024));
+}
+
+typedef enum KillReason {
+        KILL_NONE,
+        KILL_TIMEOUT,
+        KILL_OOM,
+        KILL_STOP,
+} KillReason;
+
+static const char *kill_reason_str(KillReason r)
+{
+        switch (r) {
+        case KILL_TIMEOUT:
+                return "timeout";
+        case KILL_OOM:
+                return "oom";
+        case KILL_STOP:
+                return "stopped";
+        case KILL_NONE:
+                break;
+        }
+        return "crash";
+}
+
+/* Handles a command that arrives while a runner is alive: only "stop" and
+ * "ping" make sense then. Returns 1 when the batch must be abandoned. */
+static int worker_command_during_batch(Worker *w)
+{
+        for (;;) {
+                cJSON *m = NULL;
+                int r = msg_read(&w->reader, &m);
+                if (r == 0)
+                        return 0;
+                if (r < 0) {
+                        w->stopping = 1;
+                        return 1;
+                }
+                const char *type = msg_str(m, "type", "");
+                if (strcmp(type, "stop") == 0)
+                        w->stopping = 1;
+                else if (strcmp(type, "ping") == 0) {
+                        cJSON *p = msg_new("pong");
+                        if (p)
+                                (void)msg_send(w->evt_fd, p);
+                        cJSON_Delete(p);
+                }
+                cJSON_Delete(m);
+                if (w->stopping)
+                        return 1;
+        }
+}
+
+/* Drains the runner's output pipe: forwards it to our stderr (as libFuzzer
+ * shows a target's output) and keeps the tail for the crash report. The
+ * runner writes into a pipe rather than our stderr because its file-size
+ * limit is 0: writing to a stderr that is a regular file would kill it. */
+static int worker_drain_output(Worker *w, int fd)
+{
+        char buf[4096];
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n == 0 ? 0 : (errno == EAGAIN ? 1 : 0);
+                ssize_t wr = write(STDERR_FILENO, buf, (size_t)n);
+                (void)wr;
+                size_t k = (size_t)n;
+                if (k >= WORKER_OUTPUT_TAIL) {
+                        memcpy(w->out_tail, buf + k - WORKER_OUTPUT_TAIL, WORKER_OUTPUT_TAIL);
+                        w->out_len = WORKER_OUTPUT_TAIL;
+                        continue;
+                }
+                if (w->out_len + k > WORKER_OUTPUT_TAIL) {
+                        size_t drop = w->out_len + k - WORKER_OUTPUT_TAIL;
+                        memmove(w->out_tail, w->out_tail + drop, w->out_len - drop);
+                        w->out_len -= drop;
+                }
+                memcpy(w->out_tail + w->out_len, buf, k);
+                w->out_len += k;
+        }
+}
+
+/* The output tail as a JSON-safe string: bytes outside printable ASCII
+ * (but newlines and tabs) become '?'. */
+static void worker_add_output(Worker *w, cJSON *m)
+{
+        char text[WORKER_OUTPUT_TAIL + 1];
+        if (!w->out_len)
+                return;
+        for (size_t i = 0; i < w->out_len; i++) {
+                unsigned char ch = (unsigned char)w->out_tail[i];
+                text[i] = (ch == '\n' || ch == '\t' || (ch >= 0x20 && ch < 0x7f)) ? (char)ch : '?';
+        }
+        text[w->out_len] = '\0';
+        cJSON_AddStringToObject(m, "output", text);
+}
+
+static int worker_run_batch(Worker *w, const cJSON *cmd)
+{
+        RecordHeader *h = record_header(w->region);
+        uint64_t iters = (uint64_t)msg_int(cmd, "iters", 1);
+        const char *seed_s = msg_str(cmd, "seed", "0");
+        uint64_t seed = strtoull(seed_s, NULL, 16);
+        int64_t base_len = msg_int(cmd, "base_len", 0);
+        int64_t partner_len = msg_int(cmd, "partner_len", 0);
+        int64_t table_len = msg_int(cmd, "table_len", 0);
+        int64_t chain_len = msg_int(cmd, "chain_len", 4);
+        const char *mode_s = msg_str(cmd, "mode", "fuzz");
+        RecordMode mode = strcmp(mode_s, "exec") == 0 ? RECORD_MODE_EXEC : RECORD_MODE_FUZZ;
+
+        if (iters == 0 || base_len < 0 || (uint64_t)base_len > w->layout.max_len ||
+            partner_len < 0 || (uint64_t)partner_len > w->layout.max_len || table_len < 0 ||
+            table_len > RECORD_TABLE_BYTES || chain_len <= 0 || chain_len > 1024) {
+                worker_send_error(w, "protocol", "bad batch parameters");
+                return -EPROTO;
+        }
+        record_begin_batch(w->region, &w->layout, (uint64_t)msg_int(cmd, "batch_id", 0), mode,
+                           iters, seed, (uint32_t)chain_len, (uint32_t)base_len,
+                           (uint32_t)partner_len, (uint32_t)table_len);
+
+        int out_pipe[2];
+        if (pipe2(out_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+                worker_send_error(w, "internal", "cannot create the runner's output pipe");
+                return -errno;
+        }
+        w->out_len = 0;
+
+        int64_t started = clock_now_ms();
+        int close_fds[] = {w->cmd_fd, w->evt_fd, w->shm_fd, w->cov_fd, out_pipe[0]};
+        RunnerArgs ra = {
+            .region = w->region,
+            .layout = &w->layout,
+            .coverage = w->coverage,
+            .sandbox = w->sandbox,
+            .test = w->test,
+            .worker_pid = getpid(),
+            .close_fds = close_fds,
+            .n_close_fds = 5,
+            .output_fd = out_pipe[1],
+        };
+        pid_t pid = fork();
+        if (pid < 0) {
+                int e = errno;
+                close(out_pipe[0]);
+                close(out_pipe[1]);
+                worker_send_error(w, "fork", strerror(e));
+                return -e;
+        }
+        if (pid == 0)
+                runner_main(&ra);
+        close(out_pipe[1]);
+        int out_fd = out_pipe[0];
+
+        int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        KillReason kill_reason = KILL_NONE;
+        int64_t kill_deadline = 0;
+        uint64_t last_count = 0;
+        int64_t last_progress = clock_now_ms();
+        int64_t next_rss = last_progress + WORKER_RSS_EVERY_MS;
+        int status = 0;
+
+        for (;;) {
+                struct pollfd p[3] = {
+                    {.fd = pidfd, .events = POLLIN},
+                    {.fd = w->cmd_fd, .events = POLLIN},
+                    {.fd = out_fd, .events = POLLIN},
+                };
+                int pr = poll(p, 3, WORKER_TICK_MS);
+                if (pr < 0 && errno != EINTR)
+                        break;
+                if (pr > 0 && (p[2].revents & (POLLIN | POLLHUP)) &&
+                    !worker_drain_output(w, out_fd))
+                        out_fd = -1; /* end of file: poll ignores a negative fd */
+                pid_t got = waitpid(pid, &status, WNOHANG);
+                if (got == pid)
+                        break;
+                if (pr > 0 && (p[1].revents & (POLLIN | POLLHUP)) && kill_reason == KILL_NONE &&
+                    worker_command_during_batch(w)) {
+                        kill_reason = KILL_STOP;
+                        kill(pid, SIGKILL);
+                        continue;
+                }
+                int64_t now = clock_now_ms();
+                if (kill_reason != KILL_NONE) {
+                        if (now >= kill_deadline)
+                                kill(pid, SIGKILL);
+                        continue;
+                }
+                uint64_t count = __atomic_load_n(&h->count, __ATOMIC_RELAXED);
+                if (count != last_count) {
+                        last_count = count;
+                        last_progress = now;
+                } else if (h->runner_state == RECORD_RUNNER_RUNNING &&
+                           now - last_progress >= (int64_t)w->cfg.timeout_ms) {
+                        kill_reason = KILL_TIMEOUT;
+                }
+                if (kill_reason == KILL_NONE && w->cfg.rss_limit_mb && now >= next_rss) {
+                        next_rss = now + WORKER_RSS_EVERY_MS;
+                        long rss = worker_rss_mb(pid);
+                        if (rss > (long)w->cfg.rss_limit_mb)
+                                kill_reason = KILL_OOM;
+                }
+                if (kill_reason != KILL_NONE) {
+                        kill(pid, RUNNER_SIGNAL_DUMP);
+                        kill_deadline = now + WORKER_DUMP_GRACE_MS;
+                }
+        }
+        if (pidfd >= 0)
+                close(pidfd);
+        if (out_fd >= 0)
+                (void)worker_drain_output(w, out_fd);
+        close(out_pipe[0]);
+
+        int64_t elapsed = clock_now_ms() - started;
+        RecordFinds *finds = record_finds(w->region, &w->layout);
+        uint32_t n_finds = __atomic_load_n(&finds->used, __ATOMIC_ACQUIRE);
+        if (n_finds > RECORD_FINDS_SLOTS)
+                n_finds = RECORD_FINDS_SLOTS;
+        uint32_t state = h->runner_state;
+        int clean = kill_reason == KILL_NONE && WIFEXITED(status) &&
+                    WEXITSTATUS(status) == RUNNER_EXIT_DONE &&
+                    (state == RECORD_RUNNER_DONE || state == RECORD_RUNNER_FULL);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == RUNNER_EXIT_SETUP &&
+            state == RECORD_RUNNER_STARTING) {
+                worker_send_error(w, "sandbox", "the runner could not set up its sandbox");
+                return -EPERM;
+        }
+
+        cJSON *m = msg_new(clean ? "done" : "died");
+        if (!m)
+                return -ENOMEM;
+        cJSON_AddNumberToObject(m, "batch_id", (double)h->batch_id);
+        cJSON_AddNumberToObject(m, "count", (double)__atomic_load_n(&h->count, __ATOMIC_RELAXED));
+        cJSON_AddNumberToObject(m, "iters", (double)h->iters);
+        cJSON_AddNumberToObject(m, "finds", n_finds);
+        cJSON_AddNumberToObject(m, "new_features", (double)h->new_features);
+        cJSON_AddNumberToObject(m, "elapsed_ms", (double)elapsed);
+        if (!clean) {
+                cJSON_AddStringToObject(m, "reason", kill_reason_str(kill_reason));
+                if (WIFSIGNALED(status)) {
+                        cJSON_AddNumberToObject(m, "signal", WTERMSIG(status));
+                } else if (WIFEXITED(status)) {
+                        cJSON_AddNumberToObject(m, "exit_code", WEXITSTATUS(status));
+                }
+                cJSON_AddNumberToObject(m, "runner_state", state);
+                worker_add_death(m, record_death(w->region));
+                worker_add_output(w, m);
+        }
+        int r = msg_send(w->evt_fd, m);
+        cJSON_Delete(m);
+        return r;
+}
+
+static int worker_parse_args(Worker *w, int argc, char **argv)
+{
+        static const struct option opts[] = {
+            {"target", required_argument, NULL, 't'},
+            {"cmd-fd", required_argument, NULL, 'c'},
+            {"evt-fd", required_argument, NULL, 'e'},
+            {"shm-fd", required_argument, NULL, 's'},
+            {"cov-fd", required_argument, NULL, 'v'},
+            {"max-len", required_argument, NULL, 'm'},
+            {"timeout-ms", required_argument, NULL, 'T'},
+            {"rss-limit-mb", required_argument, NULL, 'r'},
+            {"sandbox", required_argument, NULL, 'x'},
+            {0},
+        };
+        int c;
+        w->cmd_fd = w->evt_fd = w->shm_fd = w->cov_fd = -1;
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+                switch (c) {
+                case 't':
+                        w->cfg.target = optarg;
+                        break;
+                case 'c':
+                        w->cmd_fd = atoi(optarg);
+                        break;
+                case 'e':
+                        w->evt_fd = atoi(optarg);
+                        break;
+                case 's':
+                        w->shm_fd = atoi(optarg);
+                        break;
+                case 'v':
+                        w->cov_fd = atoi(optarg);
+                        break;
+                case 'm':
+                        w->cfg.max_len = strtoul(optarg, NULL, 10);
+                        break;
+                case 'T':
+                        w->cfg.timeout_ms = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'r':
+                        w->cfg.rss_limit_mb = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
+                case 'x':
+                        w->cfg.sandbox = optarg;
+                        if (sandbox_mode_parse(optarg, &w->sandbox_mode) < 0)
+                                return -EINVAL;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (!w->cfg.target || w->cmd_fd < 0 || w->evt_fd < 0 || w->shm_fd < 0 || w->cov_fd < 0 ||
+            record_layout(w->cfg.max_len, &w->layout) < 0)
+                return -EINVAL;
+        if (w->cfg.timeout_ms == 0)
+                w->cfg.timeout_ms = 1000;
+        return 0;
+}
+
+int worker_main(int argc, char **argv)
+{
+        Worker w = {0};
+        int r;
+
+        /* The worker lives exactly as long as whoever started it; Ctrl-C is
+         * the coordinator's to handle. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        signal(SIGINT, SIG_IGN);
+        signal(SIGPIPE, SIG_IGN);
+
+        if (worker_parse_args(&w, argc, argv) < 0)
+                return WORKER_EXIT_PROTOCOL;
+        msg_reader_init(&w.reader, w.cmd_fd);
+
+        w.region =
+            mmap(NULL, w.layout.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, w.shm_fd, 0);
+        if (w.region == MAP_FAILED) {
+                worker_send_error(&w, "internal", "cannot map the shared record");
+                return WORKER_EXIT_INTERNAL;
+        }
+        if (coverage_shared_map(w.cov_fd, &w.coverage) < 0) {
+                worker_send_error(&w, "internal", "cannot map the coverage map");
+                return WORKER_EXIT_INTERNAL;
+        }
+        runner_prepare();
+        r = sandbox_new(&w.sandbox, w.sandbox_mode);
+        if (r < 0) {
+                worker_send_error(&w, "sandbox", strerror(-r));
+                return WORKER_EXIT_INTERNAL;
+        }
+
+        if (worker_load(&w) < 0)
+                return WORKER_EXIT_LOAD;
+
+        if (w.coverage->counters == 0)
+                w.coverage->counters = coverage_counters();
+
+        cJSON *hello = msg_new("hello");
+        if (!hello)
+                return WORKER_EXIT_INTERNAL;
+        cJSON_AddNumberToObject(hello, "pid", getpid());
+        cJSON_AddNumberToObject(hello, "counters", (double)coverage_counters());
+        r = msg_send(w.evt_fd, hello);
+        cJSON_Delete(hello);
+        if (r < 0)
+                return WORKER_EXIT_PROTOCOL;
+
+        for (;;) {
+                cJSON *m = NULL;
+                r = msg_recv(&w.reader, &m, -1);
+                if (r < 0)
+                        return r == -EPIPE ? WORKER_EXIT_OK : WORKER_EXIT_PROTOCOL;
+                if (r == 0)
+                        continue;
+                const char *type = msg_str(m, "type", "");
+                if (strcmp(type, "fuzz") == 0) {
+                        r = worker_run_batch(&w, m);
+                        if (r == -EPIPE) {
+                                cJSON_Delete(m);
+                                return WORKER_EXIT_OK;
+                        }
+                } else if (strcmp(type, "ping") == 0) {
+                        cJSON *p = msg_new("pong");
+                        if (p)
+                                (void)msg_send(w.evt_fd, p);
+                        cJSON_Delete(p);
+                } else if (strcmp(type, "stop") == 0) {
+                        w.stopping = 1;
+                } else {
+                        worker_send_error(&w, "protocol", "unknown command");
+                }
+                cJSON_Delete(m);
+                if (w.stopping)
+                        return WORKER_EXIT_OK;
+        }
+}

@@ -1,0 +1,194 @@
+/*
+ * Kinds, in order of precedence: what the worker itself did (timeout, oom),
+ * what the runner reported on purpose (overwrite-input), then the signal
+ * that ended the runner, then its exit status. A SIGKILL the worker did not
+ * send is `killed`: someone else (the kernel's OOM killer, a person, the
+ * target itself) ended the runner, and the input is still recovered.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hash.h"
+#include "core/msg.h"
+#include "recovery/classify.h"
+
+#include "snapfuzz/banned.h"
+
+static const char *const known_kinds[] = {
+    "segv",
+    "bus",
+    "fpe",
+    "ill",
+    "abort",
+    "trap",
+    "timeout",
+    "oom",
+    "stack-overflow",
+    "exit",
+    "killed",
+    "sandbox",
+    "signal",
+    "overwrite-input",
+    "file-size",
+    NULL,
+};
+
+bool classify_kind_is_known(const char *kind)
+{
+        for (int i = 0; known_kinds[i]; i++)
+                if (strcmp(known_kinds[i], kind) == 0)
+                        return true;
+        return false;
+}
+
+static bool has_prefix(const char *s, const char *p)
+{
+        return strncmp(s, p, strlen(p)) == 0;
+}
+
+bool classify_frame_is_runtime(const cJSON *frame)
+{
+        const char *module = msg_str(frame, "module", "");
+        if (!*module)
+                return false;
+        return strcmp(module, "snapfuzz") == 0 || has_prefix(module, "libc.so") ||
+               has_prefix(module, "libc-") || has_prefix(module, "libpthread") ||
+               has_prefix(module, "ld-linux") || has_prefix(module, "libgcc_s") ||
+               has_prefix(module, "libclang_rt.") || has_prefix(module, "libasan") ||
+               has_prefix(module, "libubsan") || has_prefix(module, "libstdc++") ||
+               has_prefix(module, "linux-vdso");
+}
+
+/* Appends "|part" to a signature. */
+static void sig_add(char *buf, size_t cap, const char *part)
+{
+        size_t n = strlen(buf);
+        if (n < cap)
+                snprintf(buf + n, cap - n, "|%s", part);
+}
+
+/* "module!symbol" for a frame, or "module+0xoffset" without a symbol. */
+static void frame_name(const cJSON *f, char *buf, size_t cap)
+{
+        const char *module = msg_str(f, "module", "?");
+        const char *symbol = msg_str(f, "symbol", NULL);
+        if (symbol)
+                snprintf(buf, cap, "%s!%s", module, symbol);
+        else
+                snprintf(buf, cap, "%s+%s", module, msg_str(f, "offset", msg_str(f, "pc", "?")));
+}
+
+static const char *kind_of_signal(int sig)
+{
+        switch (sig) {
+        case SIGSEGV:
+                return "segv";
+        case SIGBUS:
+                return "bus";
+        case SIGFPE:
+                return "fpe";
+        case SIGILL:
+                return "ill";
+        case SIGABRT:
+                return "abort";
+        case SIGTRAP:
+                return "trap";
+        case SIGSYS:
+                return "sandbox";
+        case SIGKILL:
+                return "killed";
+        case SIGXFSZ:
+                return "file-size";
+        default:
+                return "signal";
+        }
+}
+
+void classify_death(const cJSON *died, Classification *ret)
+{
+        const char *reason = msg_str(died, "reason", "crash");
+        const cJSON *death = cJSON_GetObjectItemCaseSensitive(died, "death");
+        int sig = (int)msg_int(died, "signal", 0);
+        int exit_code = (int)msg_int(died, "exit_code", -1);
+        int death_reason = death ? (int)msg_int(death, "reason", 0) : 0;
+        const char *addr = death ? msg_str(death, "addr", "0x0") : "0x0";
+
+        memset(ret, 0, sizeof(*ret));
+        ret->is_crash = strcmp(reason, "stopped") != 0;
+
+        if (strcmp(reason, "timeout") == 0) {
+                snprintf(ret->kind, sizeof(ret->kind), "timeout");
+                snprintf(ret->message, sizeof(ret->message),
+                         "the target ran longer than the timeout on one input");
+        } else if (strcmp(reason, "oom") == 0) {
+                snprintf(ret->kind, sizeof(ret->kind), "oom");
+                snprintf(ret->message, sizeof(ret->message),
+                         "the target's resident memory went over the RSS limit");
+        } else if (death_reason == 3 /* RECORD_DEATH_OVERWRITE */) {
+                snprintf(ret->kind, sizeof(ret->kind), "overwrite-input");
+                snprintf(ret->message, sizeof(ret->message),
+                         "the target wrote into its const input buffer");
+        } else if (sig) {
+                const char *kind = kind_of_signal(sig);
+                if (sig == SIGSEGV && death && msg_bool(death, "stack_overflow", 0))
+                        kind = "stack-overflow";
+                snprintf(ret->kind, sizeof(ret->kind), "%s", kind);
+                const char *abbrev = sigabbrev_np(sig);
+                if (sig == SIGSYS && death && cJSON_GetObjectItemCaseSensitive(death, "syscall")) {
+                        snprintf(ret->message, sizeof(ret->message),
+                                 "the sandbox blocked syscall %s (%s)",
+                                 msg_str(death, "syscall_name", "?"),
+                                 msg_str(death, "syscall_group", "not allowed"));
+                } else if (sig == SIGSYS) {
+                        snprintf(ret->message, sizeof(ret->message),
+                                 "the sandbox blocked a syscall; the target had SIGSYS "
+                                 "blocked, so the syscall could not be named");
+                } else if (sig == SIGSEGV || sig == SIGBUS) {
+                        snprintf(ret->message, sizeof(ret->message), "SIG%s on address %s%s",
+                                 abbrev ? abbrev : "?", addr,
+                                 strcmp(kind, "stack-overflow") == 0 ? " (stack overflow)" : "");
+                } else if (sig == SIGKILL) {
+                        snprintf(ret->message, sizeof(ret->message),
+                                 "the runner was killed by SIGKILL from outside snapfuzz "
+                                 "(the OOM killer, a person, or the target itself)");
+                } else {
+                        snprintf(ret->message, sizeof(ret->message), "the target died by SIG%s",
+                                 abbrev ? abbrev : "?");
+                }
+        } else {
+                snprintf(ret->kind, sizeof(ret->kind), "exit");
+                snprintf(ret->message, sizeof(ret->message),
+                         "the target called exit(%d) instead of returning", exit_code);
+        }
+
+        /* The signature: kind, then the top frames that belong to the
+         * target. The syscall name takes the place of frames for sandbox
+         * crashes whose stacks are all runtime (a raw syscall in libc). */
+        snprintf(ret->signature, sizeof(ret->signature), "%s", ret->kind);
+        if (strcmp(ret->kind, "sandbox") == 0 && death)
+                sig_add(ret->signature, sizeof(ret->signature),
+                        msg_str(death, "syscall_name", "?"));
+        if (strcmp(ret->kind, "exit") == 0) {
+                char code[32];
+                snprintf(code, sizeof(code), "status %d", exit_code);
+                sig_add(ret->signature, sizeof(ret->signature), code);
+        }
+        const cJSON *frames = death ? cJSON_GetObjectItemCaseSensitive(death, "frames") : NULL;
+        int taken = 0;
+        const cJSON *f;
+        cJSON_ArrayForEach(f, frames)
+        {
+                if (taken == CLASSIFY_TOP_FRAMES)
+                        break;
+                if (classify_frame_is_runtime(f) || !cJSON_GetObjectItemCaseSensitive(f, "module"))
+                        continue;
+                char name[256];
+                frame_name(f, name, sizeof(name));
+                sig_add(ret->signature, sizeof(ret->signature), name);
+                taken++;
+        }
+        uint64_t h = hash64(ret->signature, strlen(ret->signature), UINT64_C(0x736e6170));
+        snprintf(ret->id, sizeof(ret->id), "%016llx", (unsigned long long)h);
+}

@@ -1,0 +1,31 @@
+/*
+ * The recovery helper: a process of its own, forked by the coordinator at
+ * start-up. For each dead runner it is handed a copy of the runner's replay
+ * record and the worker's report; it rebuilds the input from the record
+ * alone, confirms it in a fresh runner forked from its own snapshot (a
+ * verification worker it owns, so fuzzing workers never wait), classifies
+ * the crash and stores it.
+ *
+ * Protocol (JSON lines, core/msg.h): the coordinator sends
+ *   {"type":"recover","job":N,"died":{...the worker's died event...}}
+ * after copying the record into the shared job area; the helper answers
+ *   {"type":"stored","job":N,"id":..,"kind":..,"new":bool,"reproduced":bool,...}
+ * or {"type":"lost","job":N,"why":..} when the record cannot be trusted.
+ */
+#pragma once
+
+#include <stddef.h>
+
+typedef struct RecoveryConfig {
+        const char *target; /* absolute path */
+        const char *out_dir;
+        size_t max_len;
+        unsigned timeout_ms;
+        unsigned rss_limit_mb;
+        const char *sandbox;
+} RecoveryConfig;
+
+/* Runs the helper until its command pipe closes. @job_region is a mapping
+ * of record_layout(max_len).record_size bytes shared with the coordinator.
+ * Returns 0 or a negative errno. */
+int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_region);

@@ -1,0 +1,105 @@
+/*
+ * A runner's PRNG starts from prng_seed(seed, batch_id) and advances only
+ * through mutator_mutate(), so there are two ways to rebuild iteration k:
+ * from the slot that the runner saved at the start of k's chain (s+1
+ * mutations), or from the seed (every mutation of the batch up to k). The
+ * first is what recovery uses; the second reaches iterations whose chain
+ * slot has been overwritten, and lets tests cross-check the first.
+ */
+#include <string.h>
+
+#include "recovery/replay.h"
+#include "snapfuzz/mutator.h"
+
+#include "snapfuzz/banned.h"
+
+static void replay_ctx(const void *region, const RecordLayout *l, MutatorCtx *ctx,
+                       MutatorDict *dict)
+{
+        const RecordHeader *h = region;
+        ctx->partner = record_partner((void *)region, l);
+        ctx->partner_len = h->partner_len;
+        ctx->dict = NULL;
+        if (h->table_len && mutator_dict_parse(dict, record_table((void *)region, l), h->table_len))
+                ctx->dict = dict;
+}
+
+static int replay_check(const void *region, const RecordLayout *l, uint64_t k)
+{
+        RecordProblem p = record_validate(region, l);
+        if (p != RECORD_OK && p != RECORD_BAD_SLOT)
+                return -(int)p;
+        const RecordHeader *h = region;
+        if (k == 0 || k > h->iters)
+                return -(int)RECORD_BAD_COUNT;
+        return 0;
+}
+
+int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
+                           size_t *ret_len)
+{
+        const RecordHeader *h = region;
+        const uint8_t *base = record_base((void *)region, l);
+        static MutatorDict dict;
+        MutatorCtx ctx;
+        SfPrng rng;
+        size_t len;
+
+        int r = replay_check(region, l, k);
+        if (r < 0)
+                return r;
+        memcpy(ret, base, h->base_len);
+        len = h->base_len;
+        if (h->mode == RECORD_MODE_FUZZ) {
+                replay_ctx(region, l, &ctx, &dict);
+                prng_seed(&rng, h->seed, h->batch_id);
+                for (uint64_t i = 0; i < k; i++) {
+                        if (i % h->chain_len == 0) {
+                                memcpy(ret, base, h->base_len);
+                                len = h->base_len;
+                        }
+                        len = mutator_mutate(&ctx, &rng, ret, len, l->max_len);
+                }
+        }
+        *ret_len = len;
+        return 0;
+}
+
+int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
+                    size_t *ret_len)
+{
+        const RecordHeader *h = region;
+        static MutatorDict dict;
+        MutatorCtx ctx;
+
+        int r = replay_check(region, l, k);
+        if (r < 0)
+                return r;
+        if (h->mode != RECORD_MODE_FUZZ) {
+                memcpy(ret, record_base((void *)region, l), h->base_len);
+                *ret_len = h->base_len;
+                return 0;
+        }
+        uint64_t chain = (k - 1) / h->chain_len;
+        uint64_t steps = (k - 1) % h->chain_len + 1;
+        const RecordChainSlot *s = &h->slot[chain & 1];
+        if (s->chain != chain || s->check != record_slot_check(&s->rng, s->chain))
+                return replay_input_from_seed(region, l, k, ret, ret_len);
+
+        SfPrng rng = s->rng;
+        size_t len = h->base_len;
+        replay_ctx(region, l, &ctx, &dict);
+        memcpy(ret, record_base((void *)region, l), len);
+        for (uint64_t i = 0; i < steps; i++)
+                len = mutator_mutate(&ctx, &rng, ret, len, l->max_len);
+        *ret_len = len;
+        return 0;
+}
+
+int replay_input(const void *region, const RecordLayout *l, uint8_t *ret, size_t *ret_len)
+{
+        const RecordHeader *h = region;
+        uint64_t count = __atomic_load_n(&h->count, __ATOMIC_ACQUIRE);
+        /* A torn slot is not fatal: replay_input_at falls back to the seed. */
+        return replay_input_at(region, l, count, ret, ret_len);
+}

@@ -1,0 +1,248 @@
+/*
+ * plainrun: runs one input through a target once, outside snapfuzz.
+ *
+ *     plainrun TARGET.so INPUT_FILE
+ *
+ * Tests use it as an independent witness that a stored crash input really
+ * crashes the target: no fork server, no sandbox, no replay record, only
+ * dlopen(), LLVMFuzzerInitialize when the target has one, and a single call
+ * to LLVMFuzzerTestOneInput. The exit status is 0 when that call returns;
+ * a crashing input ends the process by the target's own signal or exit().
+ * Problems of plainrun's own (usage, loading, reading) exit with
+ * PLAINRUN_EXIT_ERROR and a message on stderr.
+ *
+ * An instrumented target needs the SanitizerCoverage callbacks from the
+ * program that loads it, so this file defines every one of them as a no-op
+ * with the signature clang's runtime uses, and is linked with -rdynamic so
+ * dlopen() resolves the target's references against them.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapfuzz/target.h"
+#include "snapfuzz/banned.h"
+
+#define PLAINRUN_EXIT_ERROR 2
+
+/* The SanitizerCoverage interface (compiler-rt's sanitizer_coverage_interface.inc). */
+#define PLAINRUN_EXPORT __attribute__((visibility("default"), used))
+
+PLAINRUN_EXPORT void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop);
+PLAINRUN_EXPORT void __sanitizer_cov_bool_flag_init(uint8_t *start, uint8_t *stop);
+PLAINRUN_EXPORT void __sanitizer_cov_pcs_init(const uintptr_t *beg, const uintptr_t *end);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_pc_guard(uint32_t *guard);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_pc(void);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_pc_indir(uintptr_t callee);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_cmp1(uint8_t arg1, uint8_t arg2);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_cmp2(uint16_t arg1, uint16_t arg2);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_cmp4(uint32_t arg1, uint32_t arg2);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_cmp8(uint64_t arg1, uint64_t arg2);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_const_cmp1(uint8_t arg1, uint8_t arg2);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_const_cmp2(uint16_t arg1, uint16_t arg2);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_const_cmp4(uint32_t arg1, uint32_t arg2);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_const_cmp8(uint64_t arg1, uint64_t arg2);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_div4(uint32_t val);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_div8(uint64_t val);
+PLAINRUN_EXPORT void __sanitizer_cov_trace_gep(uintptr_t idx);
+
+/* Written by -fsanitize-coverage=stack-depth code in the target; never read here. */
+PLAINRUN_EXPORT __thread uintptr_t __sancov_lowest_stack;
+
+void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop)
+{
+}
+
+void __sanitizer_cov_bool_flag_init(uint8_t *start, uint8_t *stop)
+{
+}
+
+void __sanitizer_cov_pcs_init(const uintptr_t *beg, const uintptr_t *end)
+{
+}
+
+void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop)
+{
+}
+
+void __sanitizer_cov_trace_pc_guard(uint32_t *guard)
+{
+}
+
+void __sanitizer_cov_trace_pc(void)
+{
+}
+
+void __sanitizer_cov_trace_pc_indir(uintptr_t callee)
+{
+}
+
+void __sanitizer_cov_trace_cmp1(uint8_t arg1, uint8_t arg2)
+{
+}
+
+void __sanitizer_cov_trace_cmp2(uint16_t arg1, uint16_t arg2)
+{
+}
+
+void __sanitizer_cov_trace_cmp4(uint32_t arg1, uint32_t arg2)
+{
+}
+
+void __sanitizer_cov_trace_cmp8(uint64_t arg1, uint64_t arg2)
+{
+}
+
+void __sanitizer_cov_trace_const_cmp1(uint8_t arg1, uint8_t arg2)
+{
+}
+
+void __sanitizer_cov_trace_const_cmp2(uint16_t arg1, uint16_t arg2)
+{
+}
+
+void __sanitizer_cov_trace_const_cmp4(uint32_t arg1, uint32_t arg2)
+{
+}
+
+void __sanitizer_cov_trace_const_cmp8(uint64_t arg1, uint64_t arg2)
+{
+}
+
+void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases)
+{
+}
+
+void __sanitizer_cov_trace_div4(uint32_t val)
+{
+}
+
+void __sanitizer_cov_trace_div8(uint64_t val)
+{
+}
+
+void __sanitizer_cov_trace_gep(uintptr_t idx)
+{
+}
+
+/* Reads all of @path into a malloc()ed buffer. Returns 0 or a negative errno. */
+static int read_file(const char *path, uint8_t **ret_data, size_t *ret_size)
+{
+        uint8_t *data = NULL;
+        size_t size = 0, cap = 0;
+        FILE *f;
+        int r = 0;
+
+        f = fopen(path, "rb");
+        if (!f)
+                return -errno;
+        for (;;) {
+                size_t n;
+
+                if (size == cap) {
+                        size_t ncap = cap ? cap * 2 : 4096;
+                        uint8_t *p = realloc(data, ncap);
+
+                        if (!p) {
+                                r = -ENOMEM;
+                                goto err_data;
+                        }
+                        data = p;
+                        cap = ncap;
+                }
+                n = fread(data + size, 1, cap - size, f);
+                size += n;
+                if (n == 0) {
+                        if (ferror(f)) {
+                                r = -EIO;
+                                goto err_data;
+                        }
+                        break;
+                }
+        }
+        fclose(f);
+
+        /*
+         * Shrink to the exact size, as libFuzzer's copy is, so a target that
+         * reads one byte too far reads past the allocation.
+         */
+        if (size > 0 && size < cap) {
+                uint8_t *p = realloc(data, size);
+
+                if (p)
+                        data = p;
+        }
+        *ret_data = data;
+        *ret_size = size;
+        return 0;
+
+err_data:
+        free(data);
+        fclose(f);
+        return r;
+}
+
+int main(int argc, char **argv)
+{
+        TargetTestOneInput test_one;
+        TargetInitialize init;
+        char path[4096];
+        uint8_t *data = NULL;
+        size_t size = 0;
+        void *lib;
+        int r;
+
+        if (argc != 3) {
+                fprintf(stderr, "usage: %s TARGET.so INPUT_FILE\n", argv[0]);
+                return PLAINRUN_EXIT_ERROR;
+        }
+
+        /* Read the input first, so a bad path is reported before the target runs any code. */
+        r = read_file(argv[2], &data, &size);
+        if (r < 0) {
+                fprintf(stderr, "plainrun: %s: %s\n", argv[2], strerror(-r));
+                return PLAINRUN_EXIT_ERROR;
+        }
+
+        /* A bare file name would make dlopen() search the library path. */
+        if (strchr(argv[1], '/'))
+                r = snprintf(path, sizeof(path), "%s", argv[1]);
+        else
+                r = snprintf(path, sizeof(path), "./%s", argv[1]);
+        if (r < 0 || (size_t)r >= sizeof(path)) {
+                fprintf(stderr, "plainrun: %s: path too long\n", argv[1]);
+                free(data);
+                return PLAINRUN_EXIT_ERROR;
+        }
+
+        lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+                fprintf(stderr, "plainrun: %s\n", dlerror());
+                free(data);
+                return PLAINRUN_EXIT_ERROR;
+        }
+        test_one = (TargetTestOneInput)dlsym(lib, TARGET_SYM_TEST);
+        if (!test_one) {
+                fprintf(stderr, "plainrun: %s: no %s\n", argv[1], TARGET_SYM_TEST);
+                free(data);
+                return PLAINRUN_EXIT_ERROR;
+        }
+        init = (TargetInitialize)dlsym(lib, TARGET_SYM_INIT);
+        if (init) {
+                /* libFuzzer passes its own argv; the target sees plainrun's. */
+                (void)init(&argc, &argv);
+        }
+
+        /* Even an empty input comes with a valid pointer, as in libFuzzer. */
+        (void)test_one(data, size);
+
+        free(data);
+        /* The library stays loaded: its destructors run at exit, as in a fuzzer. */
+        return 0;
+}

@@ -1,0 +1,166 @@
+/*
+ * The crash store and triage: a crash is stored whole under a stable id,
+ * the same bug twice is one id with a count, and a damaged record gets a
+ * clear error instead of a wrong answer.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/crashstore.h"
+#include "core/fsutil.h"
+#include "core/msg.h"
+#include "recovery/classify.h"
+
+static cJSON *report(const char *id)
+{
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddStringToObject(r, "id", id);
+        cJSON_AddStringToObject(r, "kind", "segv");
+        cJSON_AddStringToObject(r, "target", "/x/target.so");
+        cJSON_AddNumberToObject(r, "input_len", 4);
+        return r;
+}
+
+Test(crashstore, stores_input_and_report_then_counts_duplicates)
+{
+        char dir[] = "/tmp/sf-cs-XXXXXX";
+        cr_assert_not_null(mkdtemp(dir));
+        bool is_new = false;
+        cJSON *r = report("00112233aabbccdd");
+        cr_assert_eq(crashstore_put(dir, r, (const uint8_t *)"\x00\x01\xff\x7f", 4, &is_new), 0);
+        cr_expect(is_new);
+        cJSON_Delete(r);
+        r = report("00112233aabbccdd");
+        cr_assert_eq(crashstore_put(dir, r, (const uint8_t *)"zzzz", 4, &is_new), 0);
+        cr_expect_not(is_new);
+        cJSON_Delete(r);
+
+        cJSON *got;
+        uint8_t *input;
+        size_t len;
+        char err[256];
+        cr_assert_eq(crashstore_load(dir, "00112233aabbccdd", &got, &input, &len, err, sizeof(err)),
+                     0, "%s", err);
+        cr_expect_eq(len, 4);
+        cr_expect_arr_eq(input, "\x00\x01\xff\x7f", 4, "the first input is kept");
+        cr_expect_eq(msg_int(got, "count", 0), 2);
+        cr_expect_str_eq(msg_str(got, "kind", ""), "segv");
+        cJSON_Delete(got);
+        free(input);
+}
+
+Test(crashstore, unknown_and_malformed_ids_are_reported)
+{
+        char dir[] = "/tmp/sf-cs-XXXXXX";
+        cr_assert_not_null(mkdtemp(dir));
+        cJSON *got;
+        uint8_t *input;
+        size_t len;
+        char err[256];
+        cr_expect_eq(crashstore_load(dir, "0123456789abcdef", &got, &input, &len, err, sizeof(err)),
+                     CRASHSTORE_ERR_NOENT);
+        cr_expect(strstr(err, "no crash with id 0123456789abcdef"), "%s", err);
+        cr_expect_eq(crashstore_load(dir, "../../etc", &got, &input, &len, err, sizeof(err)),
+                     CRASHSTORE_ERR_NOENT);
+        cr_expect(strstr(err, "is not a crash id"), "%s", err);
+}
+
+Test(crashstore, corrupt_or_truncated_records_are_reported)
+{
+        char dir[] = "/tmp/sf-cs-XXXXXX", path[256];
+        cr_assert_not_null(mkdtemp(dir));
+        bool is_new;
+        cJSON *r = report("feedfacefeedface");
+        cr_assert_eq(crashstore_put(dir, r, (const uint8_t *)"abcd", 4, &is_new), 0);
+        cJSON_Delete(r);
+        cJSON *got;
+        uint8_t *input;
+        size_t len;
+        char err[512];
+
+        snprintf(path, sizeof(path), "%s/crashes/feedfacefeedface/input", dir);
+        FILE *f = fopen(path, "w");
+        fputs("ab", f);
+        fclose(f);
+        cr_expect_eq(crashstore_load(dir, "feedfacefeedface", &got, &input, &len, err, sizeof(err)),
+                     CRASHSTORE_ERR_CORRUPT);
+        cr_expect(strstr(err, "truncated"), "%s", err);
+
+        snprintf(path, sizeof(path), "%s/crashes/feedfacefeedface/crash.json", dir);
+        f = fopen(path, "w");
+        fputs("{\"id\": \"feedfacefeedface\", \"kind\": ", f);
+        fclose(f);
+        cr_expect_eq(crashstore_load(dir, "feedfacefeedface", &got, &input, &len, err, sizeof(err)),
+                     CRASHSTORE_ERR_CORRUPT);
+        cr_expect(strstr(err, "not valid JSON"), "%s", err);
+}
+
+static cJSON *died(const char *reason, int sig, const char *frames_json)
+{
+        cJSON *m = msg_new("died");
+        cJSON_AddStringToObject(m, "reason", reason);
+        if (sig)
+                cJSON_AddNumberToObject(m, "signal", sig);
+        else
+                cJSON_AddNumberToObject(m, "exit_code", 3);
+        if (frames_json) {
+                cJSON *d = cJSON_AddObjectToObject(m, "death");
+                cJSON_AddNumberToObject(d, "reason", 1);
+                cJSON_AddItemToObject(d, "frames", cJSON_Parse(frames_json));
+        }
+        return m;
+}
+
+Test(classify, kinds_follow_the_cause_of_death)
+{
+        Classification c;
+        struct {
+                const char *reason;
+                int sig;
+                const char *kind;
+        } cases[] = {
+            {"crash", SIGSEGV, "segv"},   {"crash", SIGBUS, "bus"},
+            {"crash", SIGFPE, "fpe"},     {"crash", SIGILL, "ill"},
+            {"crash", SIGABRT, "abort"},  {"crash", SIGKILL, "killed"},
+            {"crash", SIGSYS, "sandbox"}, {"timeout", SIGKILL, "timeout"},
+            {"oom", SIGKILL, "oom"},      {"crash", 0, "exit"},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                cJSON *m = died(cases[i].reason, cases[i].sig, NULL);
+                classify_death(m, &c);
+                cr_expect_str_eq(c.kind, cases[i].kind, "case %zu", i);
+                cr_expect(c.is_crash);
+                cr_expect(classify_kind_is_known(c.kind));
+                cJSON_Delete(m);
+        }
+        cJSON *m = died("stopped", SIGKILL, NULL);
+        classify_death(m, &c);
+        cr_expect_not(c.is_crash, "a runner stopped on purpose is not a crash");
+        cJSON_Delete(m);
+}
+
+Test(classify, signature_uses_target_frames_and_ignores_addresses)
+{
+        const char *a =
+            "[{\"pc\":\"0x7f01\",\"module\":\"libc.so.6\",\"symbol\":\"abort\"},"
+            "{\"pc\":\"0x7f02\",\"module\":\"t.so\",\"symbol\":\"parse\",\"offset\":\"0x10\"},"
+            "{\"pc\":\"0x5501\",\"module\":\"snapfuzz\"}]";
+        const char *b =
+            "[{\"pc\":\"0x7e01\",\"module\":\"libc.so.6\",\"symbol\":\"abort\"},"
+            "{\"pc\":\"0x7e02\",\"module\":\"t.so\",\"symbol\":\"parse\",\"offset\":\"0x10\"}]";
+        const char *other = "[{\"pc\":\"0x7f02\",\"module\":\"t.so\",\"symbol\":\"lex\"}]";
+        Classification ca, cb, co;
+        cJSON *m1 = died("crash", SIGABRT, a), *m2 = died("crash", SIGABRT, b),
+              *m3 = died("crash", SIGABRT, other);
+        classify_death(m1, &ca);
+        classify_death(m2, &cb);
+        classify_death(m3, &co);
+        cr_expect_str_eq(ca.signature, "abort|t.so!parse");
+        cr_expect_str_eq(ca.id, cb.id, "same bug, different addresses: one id");
+        cr_expect_str_neq(ca.id, co.id);
+        cr_expect(crashstore_id_valid(ca.id));
+}

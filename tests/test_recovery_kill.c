@@ -1,0 +1,157 @@
+/*
+ * The replay-record invariant, proven on the real binary: runners of the
+ * recorder target (which copies every input it receives into a shared file
+ * before doing anything else) are killed with SIGKILL at random moments;
+ * every input snapfuzz recovers must equal, byte for byte, the input the
+ * runner was executing when it died.
+ *
+ * A trial is inconclusive, not failed, when the kill lands inside the few
+ * instructions between the runner's count++ and the recorder's own copy of
+ * the input (the recorder has not seen that input yet), or in the middle of
+ * the recorder's copy. The test requires most trials to be conclusive.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "tests/sfrun.h"
+#include "tests/targets/recorder.h"
+
+static void sleep_ms(long ms)
+{
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+}
+
+static bool process_gone(pid_t pid)
+{
+        char path[64], buf[512];
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0)
+                return true;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return true;
+        buf[n] = 0;
+        const char *p = strrchr(buf, ')');
+        return p && (p[2] == 'Z' || p[2] == 'X');
+}
+
+typedef enum Outcome { MATCH, MISMATCH, INCONCLUSIVE } Outcome;
+
+static Outcome one_trial(int trial, unsigned *rng)
+{
+        char *dir = sf_tmpdir();
+        char rec[512], out[512], seed[32];
+        snprintf(rec, sizeof(rec), "%s/record", dir);
+        snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(seed, sizeof(seed), "%d", 1000 + trial);
+        int fd = open(rec, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(ftruncate(fd, RECORDER_FILE_SIZE), 0);
+        RecorderShm *shm = mmap(NULL, RECORDER_FILE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+        cr_assert_neq(shm, MAP_FAILED);
+        setenv(RECORDER_ENV, rec, 1);
+
+        const char *args[] = {
+            "run", sf_target("recorder"), "--out", out, "--workers", "1", "--seed",
+            seed,  "--max-total-time",    "60",    NULL};
+        pid_t pid = sf_start(dir, args);
+
+        /* Wait until a runner is calling the target, then a random moment. */
+        for (int i = 0; i < 3000 && (shm->magic != RECORDER_MAGIC || shm->n < 1); i++)
+                sleep_ms(1);
+        cr_assert_eq(shm->magic, RECORDER_MAGIC, "the recorder never ran");
+        sleep_ms(20 + (long)(rand_r(rng) % 700));
+
+        pid_t victim;
+        for (;;) {
+                victim = (pid_t)__atomic_load_n(&shm->pid, __ATOMIC_ACQUIRE);
+                if (kill(victim, SIGKILL) == 0)
+                        break;
+                cr_assert_eq(errno, ESRCH);
+                sleep_ms(1); /* that runner had finished its batch; take the next */
+        }
+        while (!process_gone(victim))
+                ;
+        /* Copy the ring at once: later the recovery helper's verification
+         * run records into the same file. */
+        RecorderShm snap;
+        memcpy(&snap, shm, sizeof(snap));
+
+        int code = sf_wait(pid, 90);
+        cr_assert_eq(code, 1, "the kill must be stored as a crash (exit %d)", code);
+        char *id = sf_only_crash(out);
+        char *kind = sf_crash_field(out, id, "kind");
+        cr_assert_str_eq(kind, "killed");
+        char *record = sf_crash_field(out, id, "record");
+        cJSON *rj = cJSON_Parse(record);
+        uint64_t count = (uint64_t)cJSON_GetObjectItem(rj, "iteration")->valuedouble;
+        cJSON_Delete(rj);
+        char path[600];
+        size_t len;
+        snprintf(path, sizeof(path), "%s/crashes/%s/input", out, id);
+        uint8_t *input = sf_read(path, &len);
+        cr_assert_not_null(input);
+
+        Outcome o = INCONCLUSIVE;
+        const RecorderSlot *s = &snap.ring[count % RECORDER_RING];
+        if (getenv("SF_KILL_DEBUG"))
+                fprintf(stderr,
+                        "trial %d: victim %d count %lu | shm pid %ld n %lu | slot pid %ld n %lu "
+                        "seq %lu len %lu | recovered %zu\n",
+                        trial, (int)victim, (unsigned long)count, (long)snap.pid,
+                        (unsigned long)snap.n, (long)s->pid, (unsigned long)s->n,
+                        (unsigned long)s->seq, (unsigned long)s->len, len);
+        if (s->pid == victim && s->n == count && (s->seq & 1) == 0) {
+                size_t cmp = s->len < RECORDER_MAX_DATA ? s->len : RECORDER_MAX_DATA;
+                o = (s->len == len && memcmp(s->data, input, cmp) == 0) ? MATCH : MISMATCH;
+                if (o == MISMATCH)
+                        cr_log_error("trial %d: iteration %lu: recorded %lu bytes, recovered %zu",
+                                     trial, (unsigned long)count, (unsigned long)s->len, len);
+        }
+        free(input);
+        free(record);
+        free(kind);
+        free(id);
+        munmap(shm, RECORDER_FILE_SIZE);
+        close(fd);
+        return o;
+}
+
+Test(recovery_kill, sigkill_at_random_moments_recovers_the_exact_running_input, .timeout = 900)
+{
+        int trials = getenv("SF_KILL_TRIALS") ? atoi(getenv("SF_KILL_TRIALS")) : 25;
+        unsigned rng = (unsigned)time(NULL);
+        int match = 0, mismatch = 0, inconclusive = 0;
+        for (int t = 0; t < trials; t++) {
+                switch (one_trial(t, &rng)) {
+                case MATCH:
+                        match++;
+                        break;
+                case MISMATCH:
+                        mismatch++;
+                        break;
+                case INCONCLUSIVE:
+                        inconclusive++;
+                        break;
+                }
+        }
+        cr_log_info("random SIGKILL: %d trials, %d byte-exact, %d mismatched, %d inconclusive",
+                    trials, match, mismatch, inconclusive);
+        cr_expect_eq(mismatch, 0, "every recovered input equals the running one");
+        cr_expect_geq(match, trials * 2 / 3, "most trials are conclusive (%d of %d)", match,
+                      trials);
+}
