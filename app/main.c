@@ -50,7 +50,11 @@ static void usage(FILE *f)
                 "  --seed N              seed of the run's PRNG (default: from the clock)\n"
                 "  --max-len BYTES       longest input (default: max(4096, largest seed))\n"
                 "  --keep-going          go on after a crash (default: stop at the first)\n"
-                "  --sandbox MODE        strict (default) or off\n"
+                "  --sandbox MODE        strict (default): a blocked syscall is a crash;\n"
+                "                        log: allow, and report each syscall strict refuses once;\n"
+                "                        off: no seccomp filter\n"
+                "  --sandbox-policy FILE JSON rules that add syscalls to the allowlist (see\n"
+                "                        README, \"The sandbox\")\n"
                 "  --status-every S      status line period in seconds (default 3)\n"
                 "\n"
                 "reproduce: run a stored crash again under the same sandbox and limits.\n"
@@ -127,6 +131,7 @@ static int cmd_run(int argc, char **argv)
                 OPT_MAXLEN,
                 OPT_KEEP,
                 OPT_SANDBOX,
+                OPT_SANDBOX_POLICY,
                 OPT_STATUS,
                 OPT_HELP,
         };
@@ -141,6 +146,7 @@ static int cmd_run(int argc, char **argv)
             {"max-len", required_argument, NULL, OPT_MAXLEN},
             {"keep-going", no_argument, NULL, OPT_KEEP},
             {"sandbox", required_argument, NULL, OPT_SANDBOX},
+            {"sandbox-policy", required_argument, NULL, OPT_SANDBOX_POLICY},
             {"status-every", required_argument, NULL, OPT_STATUS},
             {"help", no_argument, NULL, OPT_HELP},
             {0},
@@ -154,6 +160,7 @@ static int cmd_run(int argc, char **argv)
         };
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         cfg.workers = cores > 0 ? (unsigned)cores : 1;
+        const char *policy_path = NULL;
         uint64_t v;
         double d;
         int c;
@@ -211,12 +218,16 @@ static int cmd_run(int argc, char **argv)
                 case OPT_SANDBOX: {
                         SandboxMode m;
                         if (sandbox_mode_parse(optarg, &m) < 0) {
-                                log_error("--sandbox takes 'strict' or 'off', not '%s'", optarg);
+                                log_error("--sandbox takes 'strict', 'log' or 'off', not '%s'",
+                                          optarg);
                                 return SF_EXIT_USAGE;
                         }
                         cfg.sandbox = sandbox_mode_name(m);
                         break;
                 }
+                case OPT_SANDBOX_POLICY:
+                        policy_path = optarg;
+                        break;
                 case OPT_STATUS:
                         if (parse_u64("--status-every", optarg, 1, 3600, &v) < 0)
                                 return SF_EXIT_USAGE;
@@ -250,7 +261,23 @@ static int cmd_run(int argc, char **argv)
         int r = check_target(&cfg);
         if (r)
                 return r;
-        return coordinator_run(&cfg);
+        /* A bad policy is a usage error, found before anything runs. */
+        char *policy = NULL;
+        if (policy_path) {
+                char err[1024];
+                if (strcmp(cfg.sandbox, "off") == 0) {
+                        log_error("--sandbox-policy has no effect with --sandbox off");
+                        return SF_EXIT_USAGE;
+                }
+                if (sandbox_policy_load(policy_path, &policy, err, sizeof(err)) < 0) {
+                        log_error("%s", err);
+                        return SF_EXIT_USAGE;
+                }
+                cfg.sandbox_policy = policy;
+        }
+        r = coordinator_run(&cfg);
+        free(policy);
+        return r;
 }
 
 static int cmd_reproduce(int argc, char **argv)

@@ -62,6 +62,7 @@ static void print_stack(const cJSON *death)
 int reproduce_run(const ReproduceConfig *cfg)
 {
         cJSON *report = NULL, *result = NULL;
+        char *policy = NULL;
         uint8_t *input = NULL;
         size_t len = 0;
         char err[1024];
@@ -84,6 +85,17 @@ int reproduce_run(const ReproduceConfig *cfg)
         }
         const cJSON *limits = cJSON_GetObjectItemCaseSensitive(report, "limits");
         int64_t max_len = msg_int(limits, "max_len", 0);
+        /* The policy in force when the crash was found travels in
+         * crash.json, so the policy file need not exist any more. */
+        const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(report, "sandbox");
+        const cJSON *stored_policy = cJSON_GetObjectItemCaseSensitive(sandbox, "policy");
+        if (cJSON_IsObject(stored_policy)) {
+                policy = cJSON_PrintUnformatted(stored_policy);
+                if (!policy) {
+                        code = SF_EXIT_INTERNAL;
+                        goto out;
+                }
+        }
         WprocConfig wc = {
             .target = target,
             .max_len = (size_t)(max_len > (int64_t)len ? max_len : (int64_t)(len ? len : 1)),
@@ -91,6 +103,7 @@ int reproduce_run(const ReproduceConfig *cfg)
                 cfg->timeout_ms ? cfg->timeout_ms : (unsigned)msg_int(limits, "timeout_ms", 1000),
             .rss_limit_mb = (unsigned)msg_int(limits, "rss_limit_mb", 2048),
             .sandbox = msg_str(limits, "sandbox", "strict"),
+            .sandbox_policy = policy,
             .cov_fd = -1,
         };
         r = wproc_spawn(&w, &wc, err, sizeof(err));
@@ -112,6 +125,8 @@ int reproduce_run(const ReproduceConfig *cfg)
         printf("  stored   kind %s, signature %s\n", msg_str(report, "kind", "?"),
                msg_str(report, "signature", "?"));
         printf("  input    %zu bytes (%s/crashes/%s/input)\n", len, cfg->out_dir, cfg->id);
+        printf("  sandbox  %s%s\n", wc.sandbox,
+               policy ? ", with the policy stored in crash.json" : "");
         print_hexdump(input, len, 256);
 
         if (strcmp(msg_str(result, "type", ""), "died") == 0) {
@@ -141,6 +156,7 @@ out:
         wproc_free(w);
         cJSON_Delete(result);
         cJSON_Delete(report);
+        cJSON_free(policy);
         free(input);
         return code;
 }

@@ -22,9 +22,11 @@ typedef struct WprocConfig {
         size_t max_len;
         unsigned timeout_ms;
         unsigned rss_limit_mb;    /* 0: no limit */
-        const char *sandbox;      /* "strict" or "off" */
+        const char *sandbox;      /* "strict", "log" or "off" */
         int cov_fd;               /* shared coverage map; -1: a private one */
         unsigned init_timeout_ms; /* how long loading may take; 0: 120 s */
+        /* The policy file's rules as JSON (sandbox_policy_load), or NULL. */
+        const char *sandbox_policy;
 } WprocConfig;
 
 typedef struct Wproc Wproc;

@@ -23,6 +23,7 @@ typedef struct RecoveryConfig {
         unsigned timeout_ms;
         unsigned rss_limit_mb;
         const char *sandbox;
+        const char *sandbox_policy; /* JSON, or NULL */
 } RecoveryConfig;
 
 /* Runs the helper until its command pipe closes. @job_region is a mapping
