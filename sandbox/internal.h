@@ -29,6 +29,8 @@ typedef struct SandboxProgram {
         struct sock_fprog prog; /* .filter owned; .len == 0: none */
         size_t pid_patch[SANDBOX_MAX_PID_PATCHES];
         size_t n_pid_patches;
+        size_t ctl_patch[SANDBOX_MAX_PID_PATCHES];
+        size_t n_ctl_patches;
 } SandboxProgram;
 
 struct Sandbox {

@@ -227,6 +227,18 @@ static const PolicyRule exit_rules[] = {
     ALLOW("restart_syscall"),
 };
 
+/*
+ * The runner hands its seccomp listener to the worker over the supervisor's
+ * socket (SCM_RIGHTS), right after installing the filter, then closes the
+ * socket. Only that descriptor number qualifies (POLICY_SELF_CTL becomes it
+ * when the filter is installed); the target could only ever put a socket
+ * there again with a policy that allows socket(), and then write() would
+ * reach the same peer anyway.
+ */
+static const PolicyRule supervision_rules[] = {
+    ALLOW("sendmsg", .when = {ARG_INT_EQ(0, POLICY_SELF_CTL)}),
+};
+
 /* ---- refused groups: what a report says, and what a policy file may add ---- */
 
 /*
@@ -470,6 +482,7 @@ const PolicyGroup policy_groups[] = {
     ALLOWED("signals", "handlers, masks and signals to the runner itself", signal_rules),
     ALLOWED("self", "questions about the runner itself", self_rules),
     ALLOWED("exit", "ending a thread or the runner", exit_rules),
+    ALLOWED("supervision", "handing the seccomp listener to the worker", supervision_rules),
 
     REFUSED("files",
             "a runner opens no files and looks up no paths; a policy file can allow read-only "

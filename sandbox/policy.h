@@ -46,6 +46,11 @@ typedef enum PolicyAction {
  */
 #define POLICY_SELF_PID UINT32_C(0x5ec0f1d0)
 
+/* Stands for the runner's end of the supervisor's socket, patched the same
+ * way (-1, which matches no descriptor, without a supervisor). Above the
+ * kernel's limit on descriptor numbers. */
+#define POLICY_SELF_CTL UINT32_C(0x5ec0f1d1)
+
 /* One rule: a syscall, the conditions on its arguments that must all hold
  * (none: always), and the action. Several rules for one syscall are
  * alternatives. */

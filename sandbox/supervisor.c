@@ -141,35 +141,42 @@ void sandbox_supervisor_free(SandboxSupervisor *sup)
         free(sup);
 }
 
-/* Takes the listener the runner announces (sandbox.c). */
+/* Receives the listener the runner sends (sandbox.c). */
 static int take_listener(SandboxSupervisor *sup)
 {
-        int32_t number = -1;
-        char ack = 0;
+        union {
+                struct cmsghdr header;
+                char space[CMSG_SPACE(sizeof(int))];
+        } control;
+        char byte;
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr msg = {
+            .msg_iov = &iov,
+            .msg_iovlen = 1,
+            .msg_control = control.space,
+            .msg_controllen = sizeof(control.space),
+        };
+        struct cmsghdr *cmsg;
         ssize_t n;
-        int fd = -1, r = 0;
+        int fd = -1;
 
         do
-                n = read(sup->ctl_fd, &number, sizeof(number));
+                n = recvmsg(sup->ctl_fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         while (n < 0 && errno == EINTR);
-        if (n != (ssize_t)sizeof(number)) {
-                /* The runner ended before installing its filter. */
-                close(sup->ctl_fd);
-                sup->ctl_fd = -1;
+        if (n < 0 && errno == EAGAIN)
                 return 0;
-        }
-        if (sup->pidfd >= 0)
-                fd = (int)syscall(SYS_pidfd_getfd, sup->pidfd, number, 0);
-        if (fd < 0)
-                r = sup->pidfd >= 0 ? -errno : -ENOSYS;
-        else
-                ack = 1;
-        (void)!write(sup->ctl_fd, &ack, 1);
+        cmsg = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
+        if (cmsg && cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS &&
+            cmsg->cmsg_len == CMSG_LEN(sizeof(int)))
+                memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+        /* One message per runner; end of file: it ended before installing
+         * its filter. */
         close(sup->ctl_fd);
         sup->ctl_fd = -1;
-        if (fd >= 0)
-                sup->listener = fd;
-        return r;
+        if (fd < 0)
+                return n == 1 ? -EPROTO : 0;
+        sup->listener = fd;
+        return 0;
 }
 
 /* Reads a NUL-terminated string from the runner's memory, a page at a time
