@@ -357,7 +357,24 @@ static void sandbox_log_summary(Coordinator *c)
         cJSON *allow = cJSON_AddArrayToObject(policy, "allow");
         const cJSON *e;
         cJSON_ArrayForEach(e, c->sandbox_log)
-            cJSON_AddItemToArray(allow, cJSON_CreateString(msg_str(e, "syscall", "?")));
+        {
+                const char *name = msg_str(e, "syscall", "?");
+                const char *path = msg_str(e, "path", NULL);
+                const char *slash = path ? strrchr(path, '/') : NULL;
+                /* An open of an absolute path: suggest its directory. */
+                if ((strcmp(name, "openat") == 0 || strcmp(name, "open") == 0) && path &&
+                    path[0] == '/' && slash) {
+                        char dir[4096];
+                        snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path),
+                                 path);
+                        cJSON *rule = cJSON_CreateObject();
+                        cJSON_AddStringToObject(rule, "syscall", "openat");
+                        cJSON_AddStringToObject(rule, "under", dir);
+                        cJSON_AddItemToArray(allow, rule);
+                } else {
+                        cJSON_AddItemToArray(allow, cJSON_CreateString(name));
+                }
+        }
         char *text = cJSON_PrintUnformatted(policy);
         if (text)
                 log_info("sandbox log: %d syscalls outside the allowlist; a policy allowing them "
