@@ -63,6 +63,9 @@ struct Sandbox {
         uint8_t logged[SANDBOX_NR_LIMIT / 8];
 };
 
+/* (Re)compiles the programs of @s from s->policy. 0 or a negative errno. */
+int sandbox_compile_programs(Sandbox *s);
+
 /* The worker's pid, as the runner saw it in sandbox_apply(): a SIGSYS
  * queued by this pid comes from the supervisor. */
 extern pid_t sandbox_worker_pid;

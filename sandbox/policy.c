@@ -594,6 +594,22 @@ static int policy_add_rule(scmp_filter_ctx ctx, const Policy *policy, bool notif
                                       policy_rule_n_conditions(rule), rule->when);
 }
 
+/*
+ * Read-only open and openat, sent to the worker when a sanitizer runtime
+ * needs /proc/self/maps and no policy file already sends them
+ * (policyfile.c adds the same rules for its directories).
+ */
+#define OPEN_WRITE_FLAGS (O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND)
+static const PolicyRule sanitizer_open_rules[] = {
+    SYS("openat", .action = POLICY_NOTIFY_OPEN, .when = {ARG_LACKS(2, OPEN_WRITE_FLAGS)}),
+    SYS("open", .action = POLICY_NOTIFY_OPEN, .when = {ARG_LACKS(1, OPEN_WRITE_FLAGS)}),
+};
+
+bool policy_opens_notify(const Policy *policy)
+{
+        return policy && (policy->n_dirs > 0 || policy->sanitizer);
+}
+
 /* Whether a policy file's rule names syscall @name. */
 static bool policy_names(const Policy *policy, const char *name)
 {
@@ -647,6 +663,14 @@ int policy_compile(const Policy *policy, bool notify, scmp_filter_ctx *ret)
                 r = policy_add_rule(ctx, policy, notify, &policy->extra[i]);
                 if (r < 0)
                         goto release_ctx;
+        }
+        if (policy->sanitizer && policy->n_dirs == 0 && !policy_names(policy, "openat") &&
+            !policy_names(policy, "open")) {
+                for (size_t i = 0; i < ELEMENTSOF(sanitizer_open_rules); i++) {
+                        r = policy_add_rule(ctx, policy, notify, &sanitizer_open_rules[i]);
+                        if (r < 0)
+                                goto release_ctx;
+                }
         }
 
         *ret = ctx;

@@ -92,7 +92,15 @@ typedef struct Policy {
         size_t n_extra;
         char **dirs; /* real paths of the directories read-only opens may reach */
         size_t n_dirs;
+        /* A sanitizer runtime is loaded: its reports read /proc/self/maps,
+         * which the worker opens for the runner (read-only opens go to the
+         * worker, as with directories). */
+        bool sanitizer;
 } Policy;
+
+/* Whether read-only opens go to the worker (policy directories, or a
+ * sanitizer's /proc/self/maps). */
+bool policy_opens_notify(const Policy *policy);
 
 void policy_deinit(Policy *p);
 

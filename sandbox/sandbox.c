@@ -176,6 +176,28 @@ release_ctx:
         return r;
 }
 
+int sandbox_compile_programs(Sandbox *s)
+{
+        SandboxProgram notify = {0}, trap = {0};
+        int r;
+
+        if (s->mode == SANDBOX_OFF)
+                return 0;
+        r = sandbox_compile(&s->policy, true, &notify);
+        if (r == 0 && s->mode == SANDBOX_STRICT)
+                r = sandbox_compile(&s->policy, false, &trap);
+        if (r < 0) {
+                free(notify.prog.filter);
+                free(trap.prog.filter);
+                return r;
+        }
+        free(s->notify.prog.filter);
+        free(s->trap.prog.filter);
+        s->notify = notify;
+        s->trap = trap;
+        return 0;
+}
+
 int sandbox_new_with(Sandbox **ret, const SandboxOptions *o, char *err, size_t errlen)
 {
         char scratch[8];
@@ -224,15 +246,10 @@ int sandbox_new_with(Sandbox **ret, const SandboxOptions *o, char *err, size_t e
                 }
         }
 
-        if (s->mode != SANDBOX_OFF) {
-                r = sandbox_compile(&s->policy, true, &s->notify);
-                if (r == 0 && s->mode == SANDBOX_STRICT)
-                        r = sandbox_compile(&s->policy, false, &s->trap);
-                if (r < 0) {
-                        snprintf(err, errlen, "cannot compile the seccomp filter: %s",
-                                 strerror(-r));
-                        goto free_sandbox;
-                }
+        r = sandbox_compile_programs(s);
+        if (r < 0) {
+                snprintf(err, errlen, "cannot compile the seccomp filter: %s", strerror(-r));
+                goto free_sandbox;
         }
 
         *ret = s;
