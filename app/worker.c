@@ -298,8 +298,8 @@ static void worker_add_output(Worker *w, cJSON *m)
         cJSON_AddStringToObject(m, "output", text);
 }
 
-/* The supervisor's reports (log mode, refused opens) go to whoever started
- * us as "sandbox" events. */
+/* The supervisor's reports (log mode, refusals of a named path) go to
+ * whoever started us as "sandbox" events. */
 static void worker_on_sandbox_event(void *userdata, const cJSON *event)
 {
         Worker *w = userdata;
@@ -344,8 +344,8 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         }
         w->out_len = 0;
 
-        /* Log mode and policy directories need the worker to answer the
-         * runner's seccomp notifications. */
+        /* The runner's seccomp notifications (process creation, policy
+         * directories, log mode) are ours to answer. */
         SandboxSupervisor *sup = NULL;
         if (sandbox_supervisor_new(&sup, w->sandbox) < 0) {
                 close(out_pipe[0]);
