@@ -4,7 +4,7 @@
 # the system, when its headers are installed; only the harness is
 # instrumented, the library is the distribution's).
 #
-#   scripts/sandbox-cost.sh [SECONDS [ROUNDS]]      (default 30 and 3)
+#   scripts/sandbox-cost.sh [SECONDS [ROUNDS [TARGET...]]]    (default 30, 3, all)
 #
 # For each target, a corpus is grown first (one 30 s run, sandbox off).
 # Then tests/bench_sandbox_cost hands two workers of the real binary, one
@@ -19,6 +19,8 @@ cd "$(dirname "$0")/.."
 
 seconds=${1:-30}
 rounds=${2:-3}
+shift $(($# < 2 ? $# : 2))
+only=" $* "
 bin=build/app/snapfuzz
 bench=build/tests/bench_sandbox_cost
 [ -x "$bin" ] && [ -x "$bench" ] || {
@@ -66,6 +68,7 @@ fi
 
 echo "strict against off, identical batches, $seconds s per mode per round:"
 for t in "${targets[@]}"; do
+  [ "$only" = "  " ] || [[ "$only" == *" $t "* ]] || continue
   "$bin" run "${so[$t]}" "${seeds[$t]}" --out "$work/grow-$t" --workers 1 --seed 1 \
     --max-total-time 30 --sandbox off --keep-going >/dev/null 2>&1 || true
   corpus=$work/grow-$t/corpus
