@@ -47,7 +47,9 @@
 #define WORKER_TICK_MS 20
 #define WORKER_RSS_EVERY_MS 100
 #define WORKER_DUMP_GRACE_MS 1000
-#define WORKER_OUTPUT_TAIL 4096
+#define WORKER_OUTPUT_TAIL 16384
+#define WORKER_OUTPUT_REPORT 4096 /* what the "output" field keeps */
+#define WORKER_REPORT_MAX 8192
 
 typedef struct Worker {
         WprocConfig cfg;
@@ -267,11 +269,7 @@ static int worker_drain_output(Worker *w, int fd)
                 ssize_t wr = write(STDERR_FILENO, buf, (size_t)n);
                 (void)wr;
                 size_t k = (size_t)n;
-                if (k >= WORKER_OUTPUT_TAIL) {
-                        memcpy(w->out_tail, buf + k - WORKER_OUTPUT_TAIL, WORKER_OUTPUT_TAIL);
-                        w->out_len = WORKER_OUTPUT_TAIL;
-                        continue;
-                }
+                _Static_assert(sizeof(buf) <= WORKER_OUTPUT_TAIL, "a read fits the tail");
                 if (w->out_len + k > WORKER_OUTPUT_TAIL) {
                         size_t drop = w->out_len + k - WORKER_OUTPUT_TAIL;
                         memmove(w->out_tail, w->out_tail + drop, w->out_len - drop);
@@ -282,19 +280,56 @@ static int worker_drain_output(Worker *w, int fd)
         }
 }
 
-/* The output tail as a JSON-safe string: bytes outside printable ASCII
+/* Copies @len bytes as a JSON-safe string: bytes outside printable ASCII
  * (but newlines and tabs) become '?'. */
-static void worker_add_output(Worker *w, cJSON *m)
+static void worker_add_text(cJSON *m, const char *key, const char *src, size_t len)
 {
         char text[WORKER_OUTPUT_TAIL + 1];
-        if (!w->out_len)
-                return;
-        for (size_t i = 0; i < w->out_len; i++) {
-                unsigned char ch = (unsigned char)w->out_tail[i];
+        if (len > WORKER_OUTPUT_TAIL)
+                len = WORKER_OUTPUT_TAIL;
+        for (size_t i = 0; i < len; i++) {
+                unsigned char ch = (unsigned char)src[i];
                 text[i] = (ch == '\n' || ch == '\t' || (ch >= 0x20 && ch < 0x7f)) ? (char)ch : '?';
         }
-        text[w->out_len] = '\0';
-        cJSON_AddStringToObject(m, "output", text);
+        text[len] = '\0';
+        cJSON_AddStringToObject(m, key, text);
+}
+
+/* The start of a sanitizer's report in the output, if any. */
+static const char *worker_find_report(const char *out, size_t len)
+{
+        static const char *const markers[] = {
+            "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "ERROR: MemorySanitizer",
+            "ERROR: ThreadSanitizer",  "runtime error: ",      "ERROR: HWAddressSanitizer",
+        };
+        const char *first = NULL;
+        for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
+                const char *p = memmem(out, len, markers[i], strlen(markers[i]));
+                if (p && (!first || p < first))
+                        first = p;
+        }
+        if (!first)
+                return NULL;
+        /* Back up to the start of the line ("==1234==ERROR: ..." or
+         * "file.c:12:3: runtime error: ..."). */
+        while (first > out && first[-1] != '\n')
+                first--;
+        return first;
+}
+
+/* The last bytes the target printed, and the sanitizer report in them. */
+static void worker_add_output(Worker *w, cJSON *m)
+{
+        if (!w->out_len)
+                return;
+        size_t keep = w->out_len < WORKER_OUTPUT_REPORT ? w->out_len : WORKER_OUTPUT_REPORT;
+        worker_add_text(m, "output", w->out_tail + w->out_len - keep, keep);
+        const char *rep = worker_find_report(w->out_tail, w->out_len);
+        if (rep) {
+                size_t n = (size_t)(w->out_tail + w->out_len - rep);
+                worker_add_text(m, "sanitizer_report", rep,
+                                n < WORKER_REPORT_MAX ? n : WORKER_REPORT_MAX);
+        }
 }
 
 static int worker_run_batch(Worker *w, const cJSON *cmd)

@@ -20,6 +20,7 @@
 
 #include "core/coverage.h"
 #include "core/msg.h"
+#include "core/sanitizer.h"
 #include "core/wproc.h"
 #include "snapfuzz/exitcode.h"
 
@@ -119,6 +120,12 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                         goto err_free;
                 }
         }
+        SanitizerInfo san;
+        r = sanitizer_detect(cfg->target, &san, err, errlen);
+        if (r < 0) {
+                r = WPROC_ERR_LOAD;
+                goto err_free;
+        }
         if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(evt, O_CLOEXEC) < 0) {
                 r = -errno;
                 snprintf(err, errlen, "cannot create pipes: %s", strerror(errno));
@@ -170,6 +177,7 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
                 close_inherited(keep, 4);
+                sanitizer_setenv(&san);
                 execv(exe, argv);
                 _exit(WORKER_EXIT_INTERNAL);
         }
