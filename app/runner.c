@@ -217,6 +217,8 @@ void runner_main(const RunnerArgs *a)
         const uint64_t iters = h->iters;
         const uint64_t chain_len = h->chain_len;
         const int fuzz = h->mode == RECORD_MODE_FUZZ;
+        const uint64_t first = h->first_exec > 1 ? h->first_exec : 1;
+        const int collect = !(h->batch_flags & RECORD_BATCH_REPLAY);
 
         static MutatorDict dict;
         MutatorCtx ctx = {
@@ -252,6 +254,8 @@ void runner_main(const RunnerArgs *a)
                         }
                         len = mutator_mutate(&ctx, &rng, work, len, max_len);
                 }
+                if (__builtin_expect(k < first, 0))
+                        continue; /* replaying history: only the mutations */
                 uint8_t *data = exec_end - len;
                 memcpy(data, work, len);
 
@@ -269,7 +273,7 @@ void runner_main(const RunnerArgs *a)
                         continue;
                 }
                 size_t nf = coverage_scan(a->coverage);
-                if (__builtin_expect(nf != 0, 0)) {
+                if (__builtin_expect(nf != 0, 0) && collect) {
                         added += nf;
                         h->new_features = added;
                         runner_push_find(region, l, work, len, k);

@@ -354,6 +354,8 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         record_begin_batch(w->region, &w->layout, (uint64_t)msg_int(cmd, "batch_id", 0), mode,
                            iters, seed, (uint32_t)chain_len, (uint32_t)base_len,
                            (uint32_t)partner_len, (uint32_t)table_len);
+        h->first_exec = (uint64_t)msg_int(cmd, "first", 1);
+        h->batch_flags = msg_bool(cmd, "replay", 0) ? RECORD_BATCH_REPLAY : 0;
 
         int out_pipe[2];
         if (pipe2(out_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {

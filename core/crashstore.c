@@ -102,6 +102,51 @@ static int merge_existing(int crashes_fd, const char *id, const cJSON *report)
 int crashstore_put(const char *out_dir, cJSON *report, const uint8_t *input, size_t len,
                    bool *ret_new)
 {
+        return crashstore_put_files(out_dir, report, input, len, NULL, 0, ret_new);
+}
+
+static int write_extra(int dirfd, const CrashFile *f)
+{
+        const char *slash = strchr(f->name, '/');
+        if (!slash)
+                return fs_write_atomic(dirfd, f->name, f->data, f->len);
+        char sub[128];
+        snprintf(sub, sizeof(sub), "%.*s", (int)(slash - f->name), f->name);
+        if (mkdirat(dirfd, sub, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        int fd = openat(dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        int r = fs_write_atomic(fd, slash + 1, f->data, f->len);
+        close(fd);
+        return r;
+}
+
+/* Removes what a failed put left in its temporary directory. */
+static void remove_tmp(int crashes_fd, const char *tmp, const CrashFile *files, size_t n_files)
+{
+        int fd = openat(crashes_fd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0) {
+                for (size_t i = 0; i < n_files; i++) {
+                        unlinkat(fd, files[i].name, 0);
+                        const char *slash = strchr(files[i].name, '/');
+                        if (slash) {
+                                char sub[128];
+                                snprintf(sub, sizeof(sub), "%.*s", (int)(slash - files[i].name),
+                                         files[i].name);
+                                unlinkat(fd, sub, AT_REMOVEDIR);
+                        }
+                }
+                unlinkat(fd, "input", 0);
+                unlinkat(fd, "crash.json", 0);
+                close(fd);
+        }
+        unlinkat(crashes_fd, tmp, AT_REMOVEDIR);
+}
+
+int crashstore_put_files(const char *out_dir, cJSON *report, const uint8_t *input, size_t len,
+                         const CrashFile *files, size_t n_files, bool *ret_new)
+{
         char path[4096], tmp[256], now[32];
         const char *id = msg_str(report, "id", "");
         int r, crashes_fd = -1, tmp_fd = -1;
@@ -142,6 +187,11 @@ int crashstore_put(const char *out_dir, cJSON *report, const uint8_t *input, siz
         r = fs_write_atomic(tmp_fd, "input", input, len);
         if (r < 0)
                 goto out_rmtmp;
+        for (size_t i = 0; i < n_files; i++) {
+                r = write_extra(tmp_fd, &files[i]);
+                if (r < 0)
+                        goto out_rmtmp;
+        }
         r = write_json(tmp_fd, "crash.json", report);
         if (r < 0)
                 goto out_rmtmp;
@@ -160,11 +210,7 @@ int crashstore_put(const char *out_dir, cJSON *report, const uint8_t *input, siz
         goto out;
 
 out_rmtmp:
-        if (tmp_fd >= 0) {
-                unlinkat(tmp_fd, "input", 0);
-                unlinkat(tmp_fd, "crash.json", 0);
-                unlinkat(crashes_fd, tmp, AT_REMOVEDIR);
-        }
+        remove_tmp(crashes_fd, tmp, files, n_files);
 out:
         if (tmp_fd >= 0)
                 close(tmp_fd);

@@ -22,6 +22,19 @@
 int crashstore_put(const char *out_dir, cJSON *report, const uint8_t *input, size_t len,
                    bool *ret_new);
 
+/* A further file of a new crash, written before the crash directory
+ * appears. A name may hold one '/' ("sequence/000042"): the subdirectory is
+ * created. */
+typedef struct CrashFile {
+        const char *name;
+        const uint8_t *data;
+        size_t len;
+} CrashFile;
+
+/* crashstore_put with further files (only written when the id is new). */
+int crashstore_put_files(const char *out_dir, cJSON *report, const uint8_t *input, size_t len,
+                         const CrashFile *files, size_t n_files, bool *ret_new);
+
 /* Why a stored crash cannot be loaded (crashstore_load's results). */
 #define CRASHSTORE_ERR_NOENT (-2000)   /* no such crash id */
 #define CRASHSTORE_ERR_CORRUPT (-2001) /* crash.json or input missing, truncated or invalid */

@@ -345,6 +345,10 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
         cJSON_AddNumberToObject(m, "base_len", (double)b->base_len);
         cJSON_AddNumberToObject(m, "partner_len", (double)b->partner_len);
         cJSON_AddNumberToObject(m, "table_len", (double)b->table_len);
+        if (b->first > 1)
+                cJSON_AddNumberToObject(m, "first", (double)b->first);
+        if (b->replay)
+                cJSON_AddBoolToObject(m, "replay", 1);
         int r = msg_send(w->cmd_fd, m);
         cJSON_Delete(m);
         return r;
@@ -370,8 +374,14 @@ int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
             .chain_len = 1,
             .base = data,
             .base_len = len,
+            .replay = 1,
         };
-        int r = wproc_send_batch(w, &b);
+        return wproc_run_batch(w, &b, ret);
+}
+
+int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret)
+{
+        int r = wproc_send_batch(w, b);
         if (r < 0)
                 return r;
         for (;;) {

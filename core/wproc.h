@@ -60,6 +60,8 @@ typedef struct WprocBatch {
         size_t partner_len;
         const uint8_t *table;
         size_t table_len;
+        uint64_t first; /* first iteration to execute (0 or 1: all) */
+        int replay;     /* verification or history replay: collect no finds */
 } WprocBatch;
 
 /* Copies the batch's payload into the record and sends the command. */
@@ -73,6 +75,9 @@ int wproc_recv(Wproc *w, cJSON **ret, int timeout_ms);
 /* Runs @data once, unmodified, in a fresh runner and returns the "done" or
  * "died" event. 0 or a negative error. */
 int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret);
+
+/* Runs a batch and waits for its "done" or "died" event. */
+int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret);
 
 /* Reaps the worker if it has exited; returns its wait status or -1. */
 int wproc_reap(Wproc *w);

@@ -105,6 +105,97 @@ static int helper_verify(Helper *hp, const uint8_t *data, size_t len, cJSON **re
         return -EIO;
 }
 
+#define HELPER_HISTORY_PROBES 24
+#define HELPER_HISTORY_BUDGET_MS 30000
+#define HELPER_SEQUENCE_FILES 4096
+
+/* Re-runs iterations @first..count of the dead runner's batch in a fresh
+ * runner. Returns true when it dies the same way at the same iteration. */
+static bool helper_history_crashes(Helper *hp, const void *job, uint64_t first,
+                                   const Classification *want, cJSON **ret_died)
+{
+        const RecordHeader *h = job;
+        WprocBatch b;
+        cJSON *ev = NULL;
+        replay_history_batch(job, &hp->layout, first, h->count, &b);
+        if (!hp->verifier || wproc_run_batch(hp->verifier, &b, &ev) < 0) {
+                cJSON_Delete(ev);
+                return false;
+        }
+        bool same = false;
+        if (strcmp(msg_str(ev, "type", ""), "died") == 0 &&
+            (uint64_t)msg_int(ev, "count", 0) == h->count) {
+                Classification c;
+                classify_death(ev, &c);
+                same = c.is_crash && strcmp(c.kind, want->kind) == 0;
+        }
+        if (same && ret_died) {
+                cJSON_Delete(*ret_died);
+                *ret_died = ev;
+        } else {
+                cJSON_Delete(ev);
+        }
+        return same;
+}
+
+/* A crash that the last input alone does not reproduce may need what ran
+ * before it in the same runner (a table that fills up, a leaked counter).
+ * The runner's whole history since its fork is a function of the record,
+ * so it can be replayed: first all of it, then shorter and shorter
+ * suffixes, to find the shortest one that still crashes. Returns the first
+ * iteration of that suffix, or 0 when even the whole history does not
+ * crash. */
+static uint64_t helper_find_history(Helper *hp, const void *job, const Classification *want,
+                                    cJSON **ret_died, unsigned *ret_probes)
+{
+        const RecordHeader *h = job;
+        int64_t deadline = clock_now_ms() + HELPER_HISTORY_BUDGET_MS;
+        *ret_probes = 1;
+        if (!helper_history_crashes(hp, job, 1, want, ret_died))
+                return 0;
+        /* crash(lo) holds, crash(hi) does not (hi is the input alone). */
+        uint64_t lo = 1, hi = h->count;
+        while (hi - lo > 1 && *ret_probes < HELPER_HISTORY_PROBES && clock_now_ms() < deadline) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                (*ret_probes)++;
+                if (helper_history_crashes(hp, job, mid, want, ret_died))
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+typedef struct SequenceFiles {
+        CrashFile *files;
+        char (*names)[32];
+        uint8_t **data;
+        size_t n;
+} SequenceFiles;
+
+static int sequence_collect(void *ctx, uint64_t k, const uint8_t *data, size_t len)
+{
+        SequenceFiles *s = ctx;
+        uint8_t *copy = malloc(len ? len : 1);
+        if (!copy)
+                return 1;
+        memcpy(copy, data, len);
+        snprintf(s->names[s->n], sizeof(s->names[0]), "sequence/%08llu", (unsigned long long)k);
+        s->data[s->n] = copy;
+        s->files[s->n] = (CrashFile){.name = s->names[s->n], .data = copy, .len = len};
+        s->n++;
+        return 0;
+}
+
+static void sequence_free(SequenceFiles *s)
+{
+        for (size_t i = 0; i < s->n; i++)
+                free(s->data[i]);
+        free(s->files);
+        free(s->names);
+        free(s->data);
+}
+
 static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
 {
         int64_t started = clock_now_ms();
@@ -134,6 +225,19 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
                 if (strcmp(msg_str(verify, "type", ""), "died") == 0) {
                         classify_death(verify, &vc);
                         reproduced = vc.is_crash;
+                }
+        }
+        /* Not reproduced alone: replay the runner's history. A SIGKILL from
+         * outside depends on nothing the target did, so it is not tried. */
+        const RecordHeader *jh = job;
+        uint64_t history_first = 0;
+        unsigned history_probes = 0;
+        if (!reproduced && c.is_crash && strcmp(c.kind, "killed") != 0 &&
+            jh->mode == RECORD_MODE_FUZZ && jh->count > 1) {
+                history_first = helper_find_history(hp, job, &c, &verify, &history_probes);
+                if (history_first) {
+                        reproduced = true;
+                        classify_death(verify, &vc);
                 }
         }
         int64_t verified = clock_now_ms();
@@ -179,6 +283,39 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         if (output)
                 cJSON_AddStringToObject(report, "output", output);
         cJSON_AddItemToObject(report, "record", record_json(job, &hp->layout));
+        SequenceFiles seq = {0};
+        CrashFile *files = NULL;
+        size_t n_files = 0;
+        if (history_first) {
+                uint64_t n = jh->count - history_first + 1;
+                cJSON *st = cJSON_AddObjectToObject(report, "state_dependent");
+                cJSON_AddNumberToObject(st, "first", (double)history_first);
+                cJSON_AddNumberToObject(st, "last", (double)jh->count);
+                cJSON_AddNumberToObject(st, "length", (double)n);
+                cJSON_AddNumberToObject(st, "probes", history_probes);
+                cJSON_AddStringToObject(st, "how",
+                                        "the last input alone does not crash; the inputs of "
+                                        "iterations first..last, run in order in one runner, do. "
+                                        "'record' replays them; sequence/ holds them as files.");
+                /* The record replays the sequence; the inputs themselves are
+                 * kept as files too when there are not too many. */
+                size_t cap = n <= HELPER_SEQUENCE_FILES ? (size_t)n : 0;
+                seq.files = calloc(cap + 1, sizeof(CrashFile));
+                seq.names = calloc(cap + 1, sizeof(seq.names[0]));
+                seq.data = calloc(cap + 1, sizeof(uint8_t *));
+                uint8_t *tmp = malloc(hp->layout.max_len);
+                if (seq.files && seq.names && seq.data && tmp) {
+                        if (cap)
+                                replay_range(job, &hp->layout, history_first, jh->count,
+                                             sequence_collect, &seq, tmp);
+                        seq.files[seq.n] = (CrashFile){
+                            .name = "record", .data = job, .len = hp->layout.record_size};
+                        files = seq.files;
+                        n_files = seq.n + 1;
+                }
+                free(tmp);
+                cJSON_AddBoolToObject(st, "sequence_files", cap > 0);
+        }
         cJSON *limits = cJSON_AddObjectToObject(report, "limits");
         if (limits) {
                 cJSON_AddNumberToObject(limits, "timeout_ms", hp->cfg->timeout_ms);
@@ -195,7 +332,8 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         }
 
         bool is_new = false;
-        r = crashstore_put(hp->cfg->out_dir, report, hp->buf, len, &is_new);
+        r = crashstore_put_files(hp->cfg->out_dir, report, hp->buf, len, files, n_files, &is_new);
+        sequence_free(&seq);
         int64_t stored = clock_now_ms();
         cJSON_Delete(verify);
         cJSON_Delete(report);

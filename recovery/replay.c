@@ -103,3 +103,55 @@ int replay_input(const void *region, const RecordLayout *l, uint8_t *ret, size_t
         /* A torn slot is not fatal: replay_input_at falls back to the seed. */
         return replay_input_at(region, l, count, ret, ret_len);
 }
+
+void replay_history_batch(const void *region, const RecordLayout *l, uint64_t first, uint64_t last,
+                          WprocBatch *ret)
+{
+        const RecordHeader *h = region;
+        *ret = (WprocBatch){
+            .batch_id = h->batch_id,
+            .mode = (RecordMode)h->mode,
+            .iters = last,
+            .seed = h->seed,
+            .chain_len = h->chain_len,
+            .base = record_base((void *)region, l),
+            .base_len = h->base_len,
+            .partner = record_partner((void *)region, l),
+            .partner_len = h->partner_len,
+            .table = record_table((void *)region, l),
+            .table_len = h->table_len,
+            .first = first,
+            .replay = 1,
+        };
+}
+
+int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint64_t last,
+                 int (*fn)(void *ctx, uint64_t k, const uint8_t *data, size_t len), void *ctx,
+                 uint8_t *buf)
+{
+        const RecordHeader *h = region;
+        const uint8_t *base = record_base((void *)region, l);
+        static MutatorDict dict;
+        MutatorCtx mctx;
+        SfPrng rng;
+
+        int r = replay_check(region, l, last);
+        if (r < 0)
+                return r;
+        replay_ctx(region, l, &mctx, &dict);
+        prng_seed(&rng, h->seed, h->batch_id);
+        size_t len = h->base_len;
+        memcpy(buf, base, len);
+        for (uint64_t k = 1; k <= last; k++) {
+                if (h->mode == RECORD_MODE_FUZZ) {
+                        if ((k - 1) % h->chain_len == 0) {
+                                memcpy(buf, base, h->base_len);
+                                len = h->base_len;
+                        }
+                        len = mutator_mutate(&mctx, &rng, buf, len, l->max_len);
+                }
+                if (k >= first && fn(ctx, k, buf, len))
+                        break;
+        }
+        return 0;
+}

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <cjson/cJSON.h>
+
 #include "tests/sfrun.h"
 
 static void expect_death(const char *target, char gate, const char *kind, const char *message,
@@ -90,4 +92,65 @@ DEATH_TEST(ubsan_overflow, 'N', "ubsan", "signed integer overflow")
 Test(deaths, rss_limit_is_kind_oom, .timeout = 300)
 {
         expect_death("deaths_oom", 'M', "oom", "RSS limit", "200");
+}
+
+static cJSON *crash_json(const char *out, const char *id)
+{
+        char path[700];
+        size_t len;
+        snprintf(path, sizeof(path), "%s/crashes/%s/crash.json", out, id);
+        uint8_t *text = sf_read(path, &len);
+        cJSON *j = cJSON_Parse((const char *)text);
+        free(text);
+        cr_assert_not_null(j);
+        return j;
+}
+
+Test(deaths, state_dependent_crash_is_stored_as_the_shortest_suffix, .timeout = 300)
+{
+        char *dir = sf_tmpdir();
+        char out[512], path[800];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        SfRun r;
+        const char *args[] = {"run", sf_target("deaths_state"), "--out", out, "--workers",
+                              "1",   "--max-total-time",        "120",   NULL};
+        sf_run(&r, 200, args);
+        cr_assert_eq(r.exit_code, 1, "expected a crash:\n%s", r.err);
+        sf_run_free(&r);
+        char *id = sf_only_crash(out);
+        cJSON *j = crash_json(out, id);
+        cr_expect_str_eq(cJSON_GetObjectItem(j, "kind")->valuestring, "abort");
+        cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(j, "reproduced")),
+                  "the history replay reproduced it");
+        const cJSON *st = cJSON_GetObjectItem(j, "state_dependent");
+        cr_assert_not_null(st, "the last input alone does not crash: state-dependent");
+        int first = (int)cJSON_GetObjectItem(st, "first")->valuedouble;
+        int last = (int)cJSON_GetObjectItem(st, "last")->valuedouble;
+        int length = (int)cJSON_GetObjectItem(st, "length")->valuedouble;
+        cr_expect_eq(length, last - first + 1);
+        cr_expect_geq(length, 3, "three 'G' inputs are needed");
+
+        /* The shortest suffix starts at the first of the three 'G' inputs
+         * and ends at the third: both ends start with 'G'. */
+        if (cJSON_IsTrue(cJSON_GetObjectItem(st, "sequence_files"))) {
+                size_t len;
+                snprintf(path, sizeof(path), "%s/crashes/%s/sequence/%08d", out, id, first);
+                uint8_t *in = sf_read(path, &len);
+                cr_assert(in && len >= 1 && in[0] == 'G', "the suffix starts with a 'G' input");
+                free(in);
+                snprintf(path, sizeof(path), "%s/crashes/%s/sequence/%08d", out, id, last);
+                in = sf_read(path, &len);
+                cr_assert(in && len >= 1 && in[0] == 'G', "the suffix ends with a 'G' input");
+                free(in);
+        }
+
+        const char *rargs[] = {"reproduce", id, "--out", out, NULL};
+        sf_run(&r, 60, rargs);
+        cr_expect_eq(r.exit_code, 1, "reproduce replays the sequence:\n%s%s", r.out, r.err);
+        char want[96];
+        snprintf(want, sizeof(want), "state-dependent: replaying %d inputs", length);
+        cr_expect(strstr(r.out, want), "%s", r.out);
+        cr_expect(strstr(r.out, "REPRODUCED: abort"), "%s", r.out);
+        sf_run_free(&r);
+        cJSON_Delete(j);
 }

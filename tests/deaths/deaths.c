@@ -22,6 +22,8 @@
  *   'W' writes into its const input
  *   'T' an infinite loop
  *   'E' execve (blocked by the sandbox)
+ *   'G' state-dependent: aborts on the third 'G' input a runner sees (a
+ *       counter that survives between inputs, as a filling table does)
  * With AddressSanitizer (-DDEATH_ASAN): 'O' heap-buffer-overflow, 'U'
  * heap-use-after-free. With UBSan (-DDEATH_UBSAN): 'N' signed overflow.
  *
@@ -94,6 +96,11 @@ __attribute__((noinline)) static void die(uint8_t how, const uint8_t *data, size
         if (WANT('T') && how == 'T')
                 for (volatile int spin = 1; spin;)
                         ;
+        if (WANT('G') && how == 'G') {
+                static int seen;
+                if (++seen == 3)
+                        abort();
+        }
         if (WANT('E') && how == 'E') {
                 char *const argv[] = {"true", NULL};
                 execve("/bin/true", argv, argv + 1);
