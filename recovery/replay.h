@@ -29,8 +29,8 @@ int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k
 /* The batch that re-runs the record's history: the same seed, base, partner
  * and table, iterations 1..@last, executing only @first..@last. Points into
  * @region. */
-void replay_history_batch(const void *region, const RecordLayout *l, uint64_t first,
-                          uint64_t last, WprocBatch *ret);
+void replay_history_batch(const void *region, const RecordLayout *l, uint64_t first, uint64_t last,
+                          WprocBatch *ret);
 
 /* Calls @fn with the input of every iteration @first..@last, in order, in
  * one pass from the batch's seed. Stops early when @fn returns non-zero.

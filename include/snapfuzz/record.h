@@ -91,7 +91,19 @@ typedef struct RecordHeader {
         uint32_t runner_state; /* RecordRunnerState */
         int32_t runner_pid;
         uint64_t new_features; /* coverage features this batch added */
+
+        /* Which iterations run, set by the worker before the fork. They do
+         * not change any input's bytes (so they are outside desc_check):
+         * iterations before first_exec are mutated but not executed, which
+         * replays a runner's history from any point. */
+        uint64_t first_exec;
+        uint32_t batch_flags; /* RECORD_BATCH_* */
+        uint32_t pad2;
 } RecordHeader;
+
+/* Verification and history replay: no finds, no early stop when the finds
+ * area is full. */
+#define RECORD_BATCH_REPLAY 1u
 
 _Static_assert(sizeof(RecordHeader) <= RECORD_HEADER_SIZE, "header fits its page");
 _Static_assert(offsetof(RecordHeader, magic) == 0, "magic first");
@@ -200,7 +212,7 @@ uint64_t record_payload_check(const void *region, const RecordLayout *l, const R
 
 /* Worker side: writes a new batch description (the payload must already be
  * in place), resets count, slots, death info and finds, and seals the
- * checksums. */
+ * checksums. first_exec and batch_flags are set afterwards. */
 void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, RecordMode mode,
                         uint64_t iters, uint64_t seed, uint32_t chain_len, uint32_t base_len,
                         uint32_t partner_len, uint32_t table_len);
