@@ -791,6 +791,10 @@ int coordinator_run(RunConfig *cfg)
                  cfg->sandbox);
         log_info("%zu seed inputs (%zu resumed from %s/corpus), max input length %zu", c.n_seeds,
                  c.n_resumed, cfg->out_dir, cfg->max_len);
+        cJSON *prepare = msg_new("prepare");
+        if (prepare)
+                (void)msg_send(c.helper_cmd, prepare);
+        cJSON_Delete(prepare);
         c.last_status_ms = clock_now_ms();
         fcntl(c.helper_evt, F_SETFL, O_NONBLOCK);
 

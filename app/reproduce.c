@@ -19,6 +19,7 @@
 #include "core/wproc.h"
 #include "recovery/classify.h"
 #include "recovery/replay.h"
+#include "recovery/symbolize.h"
 #include "snapfuzz/exitcode.h"
 
 #include "snapfuzz/banned.h"
@@ -45,16 +46,20 @@ static void print_hexdump(const uint8_t *data, size_t len, size_t limit)
                 printf("  ... %zu more bytes\n", len - n);
 }
 
-static void print_stack(const cJSON *death)
+static void print_stack(cJSON *death)
 {
-        const cJSON *frames = death ? cJSON_GetObjectItemCaseSensitive(death, "frames") : NULL;
+        cJSON *frames = death ? cJSON_GetObjectItemCaseSensitive(death, "frames") : NULL;
         const cJSON *f;
         int i = 0;
+        symbolize_frames(frames, false);
         cJSON_ArrayForEach(f, frames)
         {
-                const char *sym = msg_str(f, "symbol", NULL);
-                printf("  #%-2d %s in %s%s%s (%s+%s)%s\n", i++, msg_str(f, "pc", "?"),
-                       sym ? sym : "??", sym ? "+" : "", sym ? msg_str(f, "symoff", "?") : "",
+                const char *fn = msg_str(f, "function", msg_str(f, "symbol", "??"));
+                const char *file = msg_str(f, "file", NULL);
+                char where[1200] = "";
+                if (file)
+                        snprintf(where, sizeof(where), " %s:%d", file, (int)msg_int(f, "line", 0));
+                printf("  #%-2d %s in %s%s (%s+%s)%s\n", i++, msg_str(f, "pc", "?"), fn, where,
                        msg_str(f, "module", "?"), msg_str(f, "offset", "?"),
                        classify_frame_is_runtime(f) ? "  [runtime]" : "");
         }

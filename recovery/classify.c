@@ -69,11 +69,13 @@ static void sig_add(char *buf, size_t cap, const char *part)
                 snprintf(buf + n, cap - n, "|%s", part);
 }
 
-/* "module!symbol" for a frame, or "module+0xoffset" without a symbol. */
+/* "module!function" for a frame, or "module+0xoffset" without one. The
+ * debug-info name comes first: dladdr only knows exported symbols, and
+ * names a static function after the exported one before it. */
 static void frame_name(const cJSON *f, char *buf, size_t cap)
 {
         const char *module = msg_str(f, "module", "?");
-        const char *symbol = msg_str(f, "symbol", NULL);
+        const char *symbol = msg_str(f, "function", msg_str(f, "symbol", NULL));
         if (symbol)
                 snprintf(buf, cap, "%s!%s", module, symbol);
         else

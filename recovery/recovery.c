@@ -1,7 +1,8 @@
 /*
  * One job at a time, in the order the coordinator sends them. The
- * verification worker is started on the first job (so a run that finds
- * nothing never pays for it) and started again if it ever goes away.
+ * verification worker is loaded as soon as the coordinator's workers have
+ * loaded the target (so the first crash is verified as fast as later
+ * ones) and started again if it goes away.
  * Verification runs the rebuilt bytes exactly once, with the run's timeout
  * and memory limit, in a runner forked from the snapshot: the same code
  * path as fuzzing and as `snapfuzz reproduce`.
@@ -22,6 +23,7 @@
 #include "recovery/classify.h"
 #include "recovery/recovery.h"
 #include "recovery/replay.h"
+#include "recovery/symbolize.h"
 
 #include "snapfuzz/banned.h"
 
@@ -77,26 +79,33 @@ typedef struct Helper {
         RecordLayout layout;
 } Helper;
 
-static int helper_verify(Helper *hp, const uint8_t *data, size_t len, cJSON **ret)
+/* Starts the verification worker if it is not running. */
+static int helper_start_verifier(Helper *hp)
 {
         char err[512];
+        if (hp->verifier)
+                return 0;
+        WprocConfig wc = {
+            .target = hp->cfg->target,
+            .max_len = hp->cfg->max_len,
+            .timeout_ms = hp->cfg->timeout_ms,
+            .rss_limit_mb = hp->cfg->rss_limit_mb,
+            .sandbox = hp->cfg->sandbox,
+            .cov_fd = -1,
+        };
+        int r = wproc_spawn(&hp->verifier, &wc, err, sizeof(err));
+        if (r < 0)
+                log_warn("recovery: cannot start the verification worker: %s", err);
+        return r;
+}
+
+static int helper_verify(Helper *hp, const uint8_t *data, size_t len, cJSON **ret)
+{
         for (int attempt = 0; attempt < 2; attempt++) {
-                if (!hp->verifier) {
-                        WprocConfig wc = {
-                            .target = hp->cfg->target,
-                            .max_len = hp->cfg->max_len,
-                            .timeout_ms = hp->cfg->timeout_ms,
-                            .rss_limit_mb = hp->cfg->rss_limit_mb,
-                            .sandbox = hp->cfg->sandbox,
-                            .cov_fd = -1,
-                        };
-                        int r = wproc_spawn(&hp->verifier, &wc, err, sizeof(err));
-                        if (r < 0) {
-                                log_warn("recovery: cannot start the verification worker: %s", err);
-                                return r;
-                        }
-                }
-                int r = wproc_exec(hp->verifier, data, len, ret);
+                int r = helper_start_verifier(hp);
+                if (r < 0)
+                        return r;
+                r = wproc_exec(hp->verifier, data, len, ret);
                 if (r == 0)
                         return 0;
                 wproc_free(hp->verifier);
@@ -199,7 +208,7 @@ static void sequence_free(SequenceFiles *s)
 static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
 {
         int64_t started = clock_now_ms();
-        const cJSON *died = cJSON_GetObjectItemCaseSensitive(cmd, "died");
+        cJSON *died = cJSON_GetObjectItemCaseSensitive(cmd, "died");
         int64_t died_at = msg_int(cmd, "died_at_ms", started);
         size_t len = 0;
         cJSON *out;
@@ -245,9 +254,16 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         /* The report's stack comes from the original death; when that one
          * has none (a SIGKILL leaves no chance to unwind) and verification
          * reproduced the same kind, its stack is used instead. */
-        const cJSON *death = cJSON_GetObjectItemCaseSensitive(died, "death");
+        cJSON *death = cJSON_GetObjectItemCaseSensitive(died, "death");
         if (!death && reproduced && strcmp(vc.kind, c.kind) == 0)
                 death = cJSON_GetObjectItemCaseSensitive(verify, "death");
+
+        /* Names from debug info make signatures survive rebuilds and reports
+         * readable; symbolizing happens here, outside the sandbox, once the
+         * input is safe, and the signature is taken again with them. */
+        symbolize_frames(cJSON_GetObjectItemCaseSensitive(death, "frames"), true);
+        classify_death(died, &c);
+        int64_t symbolized = clock_now_ms();
 
         cJSON *report = cJSON_CreateObject();
         char sha[SHA1_HEX_LEN];
@@ -327,6 +343,7 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         if (times) {
                 cJSON_AddNumberToObject(times, "rebuild_ms", (double)(rebuilt - started));
                 cJSON_AddNumberToObject(times, "verify_ms", (double)(verified - rebuilt));
+                cJSON_AddNumberToObject(times, "symbolize_ms", (double)(symbolized - verified));
                 cJSON_AddNumberToObject(times, "death_to_verified_ms",
                                         (double)(verified - died_at));
         }
@@ -385,6 +402,11 @@ int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_r
                         reply = helper_job(&hp, cmd, job_region);
                 else if (strcmp(type, "ping") == 0)
                         reply = msg_new("pong");
+                else if (strcmp(type, "prepare") == 0)
+                        /* The target loads (the coordinator's workers said
+                         * hello): load it ahead too, so that the first crash
+                         * is verified as fast as later ones. */
+                        (void)helper_start_verifier(&hp);
                 cJSON_Delete(cmd);
                 if (reply) {
                         r = msg_send(evt_fd, reply);

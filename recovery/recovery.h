@@ -11,6 +11,7 @@
  * after copying the record into the shared job area; the helper answers
  *   {"type":"stored","job":N,"id":..,"kind":..,"new":bool,"reproduced":bool,...}
  * or {"type":"lost","job":N,"why":..} when the record cannot be trusted.
+ * {"type":"prepare"} (no answer) loads the verification worker ahead.
  */
 #pragma once
 
