@@ -143,6 +143,9 @@ static int ini_parse_pair(struct ini_doc *doc, struct ini_reader *rd, const uint
         struct ini_entry *e;
         size_t klen, vlen;
 
+        /* Checked first: nothing on a line outside a section is worth parsing. */
+        if (doc->section[0] == '\0')
+                return -1;
         eq = memchr(line, '=', len);
         if (!eq)
                 return -1;
@@ -150,8 +153,6 @@ static int ini_parse_pair(struct ini_doc *doc, struct ini_reader *rd, const uint
         while (klen > 0 && (line[klen - 1] == ' ' || line[klen - 1] == '\t'))
                 klen--;
         if (ini_copy_name(key, line, klen) < 0)
-                return -1;
-        if (doc->section[0] == '\0')
                 return -1;
 
         v = eq + 1;
