@@ -69,8 +69,36 @@ static void set_number(cJSON *j, const char *key, double value)
         cJSON_AddNumberToObject(j, key, value);
 }
 
+/* Keeps another input of a known crash in <id>/more/<sha1>, up to
+ * CRASHSTORE_MORE_INPUTS of them: different inputs for one bug help whoever
+ * fixes it, and let every recovered input be checked. */
+static void keep_more(int crash_fd, const uint8_t *input, size_t len)
+{
+        char name[SHA1_HEX_LEN];
+        if (mkdirat(crash_fd, "more", 0755) < 0 && errno != EEXIST)
+                return;
+        int fd = openat(crash_fd, "more", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        int dup_fd = dup(fd);
+        DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+        size_t n = 0;
+        if (d) {
+                struct dirent *de;
+                while ((de = readdir(d)))
+                        n += de->d_name[0] != '.';
+                closedir(d);
+        }
+        if (n < CRASHSTORE_MORE_INPUTS) {
+                sha1_hex(input, len, name);
+                (void)fs_write_atomic(fd, name, input, len);
+        }
+        close(fd);
+}
+
 /* Bumps count and last_seen of an existing crash. */
-static int merge_existing(int crashes_fd, const char *id, const cJSON *report)
+static int merge_existing(int crashes_fd, const char *id, const cJSON *report, const uint8_t *input,
+                          size_t input_len)
 {
         char path[256], now[32];
         uint8_t *buf;
@@ -87,13 +115,16 @@ static int merge_existing(int crashes_fd, const char *id, const cJSON *report)
         crashstore_now_iso(now, sizeof(now));
         set_number(old, "count", (double)msg_int(old, "count", 1) + 1);
         set_string(old, "last_seen", now);
-        (void)report;
         int dfd = openat(crashes_fd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0) {
                 cJSON_Delete(old);
                 return -errno;
         }
         r = write_json(dfd, "crash.json", old);
+        /* A state-dependent crash's input does not crash alone: keeping it
+         * as a further input of the bug would mislead. */
+        if (r == 0 && input && !cJSON_GetObjectItemCaseSensitive(report, "state_dependent"))
+                keep_more(dfd, input, input_len);
         close(dfd);
         cJSON_Delete(old);
         return r;
@@ -163,7 +194,7 @@ int crashstore_put_files(const char *out_dir, cJSON *report, const uint8_t *inpu
 
         struct stat st;
         if (fstatat(crashes_fd, id, &st, 0) == 0) {
-                r = merge_existing(crashes_fd, id, report);
+                r = merge_existing(crashes_fd, id, report, input, len);
                 if (r == 0)
                         *ret_new = false;
                 goto out;
@@ -198,7 +229,7 @@ int crashstore_put_files(const char *out_dir, cJSON *report, const uint8_t *inpu
         if (renameat(crashes_fd, tmp, crashes_fd, id) < 0) {
                 r = -errno;
                 if (r == -EEXIST || r == -ENOTEMPTY) {
-                        r = merge_existing(crashes_fd, id, report);
+                        r = merge_existing(crashes_fd, id, report, input, len);
                         if (r == 0)
                                 *ret_new = false;
                 }

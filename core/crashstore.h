@@ -2,9 +2,10 @@
  * The crash store: OUT/crashes/<id>/ with `input` (the exact bytes that
  * crashed), `crash.json` (the report) and, once minimized, `minimized`.
  * A new crash directory is assembled under a temporary name and renamed
- * into place, so a reader sees a complete crash or none; a known id only
- * has its crash.json rewritten (atomically) with a higher count and a new
- * last-seen time, and keeps its first input.
+ * into place, so a reader sees a complete crash or none; a known id has its
+ * crash.json rewritten (atomically) with a higher count and a new
+ * last-seen time, keeps its first input, and keeps up to
+ * CRASHSTORE_MORE_INPUTS further distinct inputs in more/<sha1>.
  */
 #pragma once
 
@@ -15,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #define CRASHSTORE_MAX_INPUT (64u * 1024u * 1024u)
+#define CRASHSTORE_MORE_INPUTS 64u
 
 /* Stores a crash. @report is the crash.json content (fields "id" and
  * "kind" at least); "count", "first_seen" and "last_seen" are filled in
