@@ -123,6 +123,11 @@ static int png_read_text(struct png_info *info, const uint8_t *d, size_t len)
 {
         size_t pos = 0;
 
+        /*
+         * for (;;) with the test inside, not while (pos < len): C11 lets the
+         * compiler assume that a loop with a non-constant condition and no
+         * side effects ends (6.8.5p6), which could delete the planted hang.
+         */
         for (;;) {
                 size_t klen, tlen;
 
