@@ -52,6 +52,8 @@ static void usage(FILE *f)
                 "  --keep-going          go on after a crash (default: stop at the first)\n"
                 "  --sandbox MODE        strict (default) or off\n"
                 "  --status-every S      status line period in seconds (default 3)\n"
+                "  --minimize-time S     minimize each new crash for up to S seconds, in the\n"
+                "                        recovery helper (default 1; 0 or --no-minimize: off)\n"
                 "\n"
                 "reproduce: run a stored crash again under the same sandbox and limits.\n"
                 "\n"
@@ -128,6 +130,8 @@ static int cmd_run(int argc, char **argv)
                 OPT_KEEP,
                 OPT_SANDBOX,
                 OPT_STATUS,
+                OPT_MINIMIZE_TIME,
+                OPT_NO_MINIMIZE,
                 OPT_HELP,
         };
         static const struct option opts[] = {
@@ -142,6 +146,8 @@ static int cmd_run(int argc, char **argv)
             {"keep-going", no_argument, NULL, OPT_KEEP},
             {"sandbox", required_argument, NULL, OPT_SANDBOX},
             {"status-every", required_argument, NULL, OPT_STATUS},
+            {"minimize-time", required_argument, NULL, OPT_MINIMIZE_TIME},
+            {"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
             {"help", no_argument, NULL, OPT_HELP},
             {0},
         };
@@ -151,6 +157,7 @@ static int cmd_run(int argc, char **argv)
             .rss_limit_mb = 2048,
             .sandbox = "strict",
             .status_every_s = 3,
+            .minimize_ms = 1000,
         };
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         cfg.workers = cores > 0 ? (unsigned)cores : 1;
@@ -221,6 +228,14 @@ static int cmd_run(int argc, char **argv)
                         if (parse_u64("--status-every", optarg, 1, 3600, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.status_every_s = (unsigned)v;
+                        break;
+                case OPT_MINIMIZE_TIME:
+                        if (parse_seconds("--minimize-time", optarg, 0, 3600, &d) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.minimize_ms = (unsigned)(d * 1000);
+                        break;
+                case OPT_NO_MINIMIZE:
+                        cfg.minimize_ms = 0;
                         break;
                 case OPT_HELP:
                         usage(stdout);
