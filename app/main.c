@@ -1,5 +1,6 @@
 /*
- * The command line: `snapfuzz run`, `snapfuzz reproduce`, and the internal
+ * The command line: `snapfuzz run`, `snapfuzz reproduce`, `snapfuzz
+ * minimize`, `snapfuzz crashes`, and the internal
  * `snapfuzz __worker` that the coordinator starts. main() is the only place
  * that turns outcomes into exit codes (include/snapfuzz/exitcode.h).
  */
@@ -15,6 +16,8 @@
 #include <unistd.h>
 
 #include "app/coordinator.h"
+#include "app/crashes_cmd.h"
+#include "app/minimize_cmd.h"
 #include "app/reproduce.h"
 #include "app/worker.h"
 #include "core/elfcheck.h"
@@ -34,6 +37,9 @@ static void usage(FILE *f)
         fprintf(f,
                 "usage: snapfuzz run TARGET.so [CORPUS_DIR...] [options]\n"
                 "       snapfuzz reproduce CRASH_ID [--out DIR] [--target PATH] [--timeout S]\n"
+                "       snapfuzz minimize CRASH_ID [--out DIR] [--max-time S] [--max-trials N]\n"
+                "                [--target PATH] [--timeout S]\n"
+                "       snapfuzz crashes [--out DIR]\n"
                 "       snapfuzz --help | --version\n"
                 "\n"
                 "run: fuzz TARGET.so, a libFuzzer-style harness (exports LLVMFuzzerTestOneInput),\n"
@@ -56,9 +62,13 @@ static void usage(FILE *f)
                 "                        recovery helper (default 1; 0 or --no-minimize: off)\n"
                 "\n"
                 "reproduce: run a stored crash again under the same sandbox and limits.\n"
+                "minimize: shrink a stored crash's input while it crashes the same way; writes\n"
+                "  crashes/<id>/minimized (default budget --max-time 30; 0: no limit).\n"
+                "crashes: list the crashes stored in an output directory.\n"
                 "\n"
-                "exit status: 0 nothing found (reproduce: no longer crashes), 1 crash found\n"
-                "(reproduce: still crashes), 2 bad usage or input, 3 internal error.\n");
+                "exit status: 0 nothing found (reproduce: no longer crashes; minimize: done),\n"
+                "1 crash found (reproduce: still crashes; minimize: no longer crashes the same\n"
+                "way), 2 bad usage or input, 3 internal error.\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *ret)
@@ -348,6 +358,10 @@ int main(int argc, char **argv)
                 return cmd_run(argc - 1, argv + 1);
         if (strcmp(argv[1], "reproduce") == 0)
                 return cmd_reproduce(argc - 1, argv + 1);
+        if (strcmp(argv[1], "minimize") == 0)
+                return minimize_cmd(argc - 1, argv + 1);
+        if (strcmp(argv[1], "crashes") == 0)
+                return crashes_cmd(argc - 1, argv + 1);
         log_error("unknown command '%s'; see snapfuzz --help", argv[1]);
         return SF_EXIT_USAGE;
 }
