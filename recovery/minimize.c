@@ -48,7 +48,8 @@ bool minimize_same_crash(const Classification *want, const Classification *got)
 {
         if (!got->is_crash || strcmp(want->kind, got->kind) != 0)
                 return false;
-        if (strcmp(want->kind, "timeout") == 0 || strcmp(want->kind, "oom") == 0)
+        if (strcmp(want->kind, "timeout") == 0 || strcmp(want->kind, "oom") == 0 ||
+            !want->signature[0])
                 return true;
         return strcmp(want->signature, got->signature) == 0;
 }

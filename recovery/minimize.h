@@ -77,7 +77,8 @@ int minimize_input(MinimizeOracle oracle, void *ctx, const uint8_t *in, size_t l
 
 /* True when @got is the crash @want names: same kind and same signature.
  * For `timeout` and `oom` only the kind counts: their stack is wherever the
- * runner happened to be when it was stopped, not the bug's location. */
+ * runner happened to be when it was stopped, not the bug's location; so it
+ * does when @want has no signature (a record that lacks one). */
 bool minimize_same_crash(const Classification *want, const Classification *got);
 
 /* minimize_input with worker @w as the oracle: each trial is wproc_exec()

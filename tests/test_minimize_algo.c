@@ -211,4 +211,6 @@ Test(minimize, same_crash_compares_kind_and_signature)
         Classification hang2 = hang;
         snprintf(hang2.signature, sizeof(hang2.signature), "timeout|t.so!other");
         cr_expect(minimize_same_crash(&hang, &hang2));
+        Classification unsigned_want = {.kind = "segv", .is_crash = true};
+        cr_expect(minimize_same_crash(&unsigned_want, &want), "no signature: the kind decides");
 }
