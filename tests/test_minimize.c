@@ -76,6 +76,12 @@ static Case run_seed(const char *target_name, const char *const *extra, SfRun *r
         return c;
 }
 
+static void case_free(Case *c)
+{
+        free(c->dir);
+        free(c->id);
+}
+
 /* crash.json's "minimize" object. */
 static cJSON *minimize_field(const Case *c)
 {
@@ -120,6 +126,7 @@ Test(minimize, a_new_crash_is_minimized_after_recovery, .timeout = 200)
         cr_expect(cJSON_IsNumber(cJSON_GetObjectItem(m, "ms")), "the time is reported");
         cr_expect_gt(cJSON_GetNumberValue(cJSON_GetObjectItem(m, "trials")), 1);
         cJSON_Delete(m);
+        case_free(&c);
 }
 
 Test(minimize, the_command_honours_a_trial_budget_then_continues, .timeout = 200)
@@ -167,6 +174,7 @@ Test(minimize, the_command_honours_a_trial_budget_then_continues, .timeout = 200
                   r.out);
         cr_expect(strstr(r.out, "input    4096 bytes"), "and still replays the input:\n%s", r.out);
         sf_run_free(&r);
+        case_free(&c);
 }
 
 Test(minimize, crashes_lists_stored_crashes_and_corrupt_entries, .timeout = 200)
@@ -202,6 +210,7 @@ Test(minimize, crashes_lists_stored_crashes_and_corrupt_entries, .timeout = 200)
         cr_expect(strstr(line, "CORRUPT"), "%s", line);
         cr_expect(strstr(r.out, "2 crashes"), "%s", r.out);
         sf_run_free(&r);
+        case_free(&c);
 }
 
 Test(minimize, bad_ids_and_directories_get_one_line_and_exit_2, .timeout = 60)
@@ -233,6 +242,7 @@ Test(minimize, bad_ids_and_directories_get_one_line_and_exit_2, .timeout = 60)
         cr_expect_eq(r.exit_code, 0);
         cr_expect(strstr(r.out, "no crashes"), "%s", r.out);
         sf_run_free(&r);
+        free(dir);
 }
 
 Test(minimize, a_corrupt_record_is_exit_2, .timeout = 200)
@@ -249,6 +259,7 @@ Test(minimize, a_corrupt_record_is_exit_2, .timeout = 200)
         cr_expect_eq(r.exit_code, 2, "stderr:\n%s", r.err);
         cr_expect(strstr(r.err, "truncated"), "%s", r.err);
         sf_run_free(&r);
+        case_free(&c);
 }
 
 Test(minimize, hangs_are_skipped_automatically_and_minimized_on_demand, .timeout = 200)
@@ -279,4 +290,5 @@ Test(minimize, hangs_are_skipped_automatically_and_minimized_on_demand, .timeout
         cr_expect_lt(len, SEED_LEN);
         cr_expect(memmem(min, len, NEEDLE, 6));
         free(min);
+        case_free(&c);
 }
