@@ -358,7 +358,9 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         r = crashstore_put_files(hp->cfg->out_dir, report, hp->buf, len, files, n_files, &is_new);
         sequence_free(&seq);
         int64_t stored = clock_now_ms();
-        if (r == 0 && is_new && reproduced) {
+        /* A state-dependent crash needs its history, which the minimizer
+         * (one input per runner) cannot shrink: it is left as it is. */
+        if (r == 0 && is_new && reproduced && !history_first) {
                 hp->minimize_pending = true;
                 hp->minimize_want = c;
                 hp->minimize_len = len;
