@@ -3,7 +3,8 @@
  * and signature (the same signature is the same bug, the same crash id).
  * Rounds of two phases:
  *   1. remove chunks of decreasing size (halving, ddmin-style), then
- *      single bytes until no single byte can go;
+ *      single bytes until no single byte can go, then (short inputs)
+ *      windows of 2 to 16 bytes at every offset;
  *   2. simplify: text inputs byte by byte toward 0x00, '0', 'A' and ' '
  *      (simpler values first); binary inputs by zeroing blocks of
  *      decreasing size, then each byte to 0 or, by bisection, the smallest
