@@ -24,6 +24,7 @@
 #include "core/log.h"
 #include "core/msg.h"
 #include "recovery/minimize.h"
+#include "recovery/symbolize.h"
 
 #include "snapfuzz/banned.h"
 
@@ -390,10 +391,59 @@ out_free:
         return r;
 }
 
+/* The worker as an oracle. Stored signatures name functions from debug
+ * info (recovery/symbolize.h), which takes a symbolizer process per call;
+ * so a trial is compared first by an exact key (its raw signature plus the
+ * module offsets of the frames the signature uses) against the first trial
+ * that crashed the wanted way: equal offsets symbolize to equal names. Only
+ * a crash of the wanted kind with other offsets is symbolized. */
 typedef struct WprocOracle {
         Wproc *w;
         const Classification *want;
+        char ref_key[1024]; /* exact key of the first trial that crashed the wanted way */
+        bool have_ref;
 } WprocOracle;
+
+static void exact_key(const cJSON *ev, const Classification *raw, char *buf, size_t cap)
+{
+        const cJSON *death = cJSON_GetObjectItemCaseSensitive(ev, "death");
+        const cJSON *frames = cJSON_GetObjectItemCaseSensitive(death, "frames");
+        const cJSON *f;
+        int taken = 0;
+        size_t n = (size_t)snprintf(buf, cap, "%s", raw->signature);
+        cJSON_ArrayForEach(f, frames)
+        {
+                if (taken == CLASSIFY_TOP_FRAMES || n >= cap)
+                        break;
+                if (classify_frame_is_runtime(f) || !cJSON_GetObjectItemCaseSensitive(f, "module"))
+                        continue;
+                n += (size_t)snprintf(buf + n, cap - n, "#%s+%s", msg_str(f, "module", "?"),
+                                      msg_str(f, "offset", "?"));
+                taken++;
+        }
+}
+
+static bool wproc_oracle_same(WprocOracle *o, cJSON *ev, const Classification *raw)
+{
+        char key[sizeof(o->ref_key)];
+        exact_key(ev, raw, key, sizeof(key));
+        if (o->have_ref && strcmp(key, o->ref_key) == 0)
+                return true;
+        Classification c = *raw;
+        if (!minimize_same_crash(o->want, &c)) {
+                cJSON *death = cJSON_GetObjectItemCaseSensitive(ev, "death");
+                if (symbolize_frames(cJSON_GetObjectItemCaseSensitive(death, "frames"), true) <= 0)
+                        return false;
+                classify_death(ev, &c);
+                if (!minimize_same_crash(o->want, &c))
+                        return false;
+        }
+        if (!o->have_ref) {
+                snprintf(o->ref_key, sizeof(o->ref_key), "%s", key);
+                o->have_ref = true;
+        }
+        return true;
+}
 
 static int wproc_oracle(void *ctx, const uint8_t *data, size_t len)
 {
@@ -408,8 +458,10 @@ static int wproc_oracle(void *ctx, const uint8_t *data, size_t len)
                 classify_death(ev, &c);
                 if (!c.is_crash)
                         v = -EINTR; /* the worker was told to stop */
+                else if (strcmp(c.kind, o->want->kind) != 0)
+                        v = MINIMIZE_OTHER_CRASH;
                 else
-                        v = minimize_same_crash(o->want, &c) ? MINIMIZE_SAME : MINIMIZE_OTHER_CRASH;
+                        v = wproc_oracle_same(o, ev, &c) ? MINIMIZE_SAME : MINIMIZE_OTHER_CRASH;
         }
         cJSON_Delete(ev);
         return v;
