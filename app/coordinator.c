@@ -197,6 +197,7 @@ static int helper_start(Coordinator *c)
                     .timeout_ms = c->cfg->timeout_ms,
                     .rss_limit_mb = c->cfg->rss_limit_mb,
                     .sandbox = c->cfg->sandbox,
+                    .minimize_ms = c->cfg->minimize_ms,
                 };
                 int r = recovery_main(&rc, cmd[0], evt[1], c->job_region);
                 _exit(r < 0 ? SF_EXIT_INTERNAL : 0);

@@ -1,5 +1,6 @@
 /*
- * The command line: `snapfuzz run`, `snapfuzz reproduce`, and the internal
+ * The command line: `snapfuzz run`, `snapfuzz reproduce`, `snapfuzz
+ * minimize`, `snapfuzz crashes`, and the internal
  * `snapfuzz __worker` that the coordinator starts. main() is the only place
  * that turns outcomes into exit codes (include/snapfuzz/exitcode.h).
  */
@@ -15,6 +16,8 @@
 #include <unistd.h>
 
 #include "app/coordinator.h"
+#include "app/crashes_cmd.h"
+#include "app/minimize_cmd.h"
 #include "app/reproduce.h"
 #include "app/worker.h"
 #include "core/elfcheck.h"
@@ -34,6 +37,9 @@ static void usage(FILE *f)
         fprintf(f,
                 "usage: snapfuzz run TARGET.so [CORPUS_DIR...] [options]\n"
                 "       snapfuzz reproduce CRASH_ID [--out DIR] [--target PATH] [--timeout S]\n"
+                "       snapfuzz minimize CRASH_ID [--out DIR] [--max-time S] [--max-trials N]\n"
+                "                [--target PATH] [--timeout S]\n"
+                "       snapfuzz crashes [--out DIR]\n"
                 "       snapfuzz --help | --version\n"
                 "\n"
                 "run: fuzz TARGET.so, a libFuzzer-style harness (exports LLVMFuzzerTestOneInput),\n"
@@ -52,11 +58,17 @@ static void usage(FILE *f)
                 "  --keep-going          go on after a crash (default: stop at the first)\n"
                 "  --sandbox MODE        strict (default) or off\n"
                 "  --status-every S      status line period in seconds (default 3)\n"
+                "  --minimize-time S     minimize each new crash for up to S seconds, in the\n"
+                "                        recovery helper (default 1; 0 or --no-minimize: off)\n"
                 "\n"
                 "reproduce: run a stored crash again under the same sandbox and limits.\n"
+                "minimize: shrink a stored crash's input while it crashes the same way; writes\n"
+                "  crashes/<id>/minimized (default budget --max-time 30; 0: no limit).\n"
+                "crashes: list the crashes stored in an output directory.\n"
                 "\n"
-                "exit status: 0 nothing found (reproduce: no longer crashes), 1 crash found\n"
-                "(reproduce: still crashes), 2 bad usage or input, 3 internal error.\n");
+                "exit status: 0 nothing found (reproduce: no longer crashes; minimize: done),\n"
+                "1 crash found (reproduce: still crashes; minimize: no longer crashes the same\n"
+                "way), 2 bad usage or input, 3 internal error.\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *ret)
@@ -128,6 +140,8 @@ static int cmd_run(int argc, char **argv)
                 OPT_KEEP,
                 OPT_SANDBOX,
                 OPT_STATUS,
+                OPT_MINIMIZE_TIME,
+                OPT_NO_MINIMIZE,
                 OPT_HELP,
         };
         static const struct option opts[] = {
@@ -142,6 +156,8 @@ static int cmd_run(int argc, char **argv)
             {"keep-going", no_argument, NULL, OPT_KEEP},
             {"sandbox", required_argument, NULL, OPT_SANDBOX},
             {"status-every", required_argument, NULL, OPT_STATUS},
+            {"minimize-time", required_argument, NULL, OPT_MINIMIZE_TIME},
+            {"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
             {"help", no_argument, NULL, OPT_HELP},
             {0},
         };
@@ -151,6 +167,7 @@ static int cmd_run(int argc, char **argv)
             .rss_limit_mb = 2048,
             .sandbox = "strict",
             .status_every_s = 3,
+            .minimize_ms = 1000,
         };
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         cfg.workers = cores > 0 ? (unsigned)cores : 1;
@@ -221,6 +238,14 @@ static int cmd_run(int argc, char **argv)
                         if (parse_u64("--status-every", optarg, 1, 3600, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.status_every_s = (unsigned)v;
+                        break;
+                case OPT_MINIMIZE_TIME:
+                        if (parse_seconds("--minimize-time", optarg, 0, 3600, &d) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.minimize_ms = (unsigned)(d * 1000);
+                        break;
+                case OPT_NO_MINIMIZE:
+                        cfg.minimize_ms = 0;
                         break;
                 case OPT_HELP:
                         usage(stdout);
@@ -333,6 +358,10 @@ int main(int argc, char **argv)
                 return cmd_run(argc - 1, argv + 1);
         if (strcmp(argv[1], "reproduce") == 0)
                 return cmd_reproduce(argc - 1, argv + 1);
+        if (strcmp(argv[1], "minimize") == 0)
+                return minimize_cmd(argc - 1, argv + 1);
+        if (strcmp(argv[1], "crashes") == 0)
+                return crashes_cmd(argc - 1, argv + 1);
         log_error("unknown command '%s'; see snapfuzz --help", argv[1]);
         return SF_EXIT_USAGE;
 }

@@ -171,6 +171,9 @@ int reproduce_run(const ReproduceConfig *cfg)
         printf("  stored   kind %s, signature %s\n", msg_str(report, "kind", "?"),
                msg_str(report, "signature", "?"));
         printf("  input    %zu bytes (%s/crashes/%s/input)\n", len, cfg->out_dir, cfg->id);
+        if (msg_int(report, "minimized_len", -1) >= 0)
+                printf("  minimized %lld bytes (%s/crashes/%s/minimized)\n",
+                       (long long)msg_int(report, "minimized_len", 0), cfg->out_dir, cfg->id);
         print_hexdump(input, len, 256);
 
         if (strcmp(msg_str(result, "type", ""), "died") == 0) {

@@ -66,6 +66,7 @@ typedef struct Worker {
         /* The last bytes the runner wrote to stdout/stderr, for the report. */
         char out_tail[WORKER_OUTPUT_TAIL];
         size_t out_len;
+        int quiet; /* this batch's output is kept for the report only */
 } Worker;
 
 static void worker_send_error(Worker *w, const char *what, const char *message)
@@ -266,8 +267,10 @@ static int worker_drain_output(Worker *w, int fd)
                         continue;
                 if (n <= 0)
                         return n == 0 ? 0 : (errno == EAGAIN ? 1 : 0);
-                ssize_t wr = write(STDERR_FILENO, buf, (size_t)n);
-                (void)wr;
+                if (!w->quiet) {
+                        ssize_t wr = write(STDERR_FILENO, buf, (size_t)n);
+                        (void)wr;
+                }
                 size_t k = (size_t)n;
                 _Static_assert(sizeof(buf) <= WORKER_OUTPUT_TAIL, "a read fits the tail");
                 if (w->out_len + k > WORKER_OUTPUT_TAIL) {
@@ -363,6 +366,7 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                 return -errno;
         }
         w->out_len = 0;
+        w->quiet = msg_bool(cmd, "quiet", 0);
 
         int64_t started = clock_now_ms();
         int close_fds[] = {w->cmd_fd, w->evt_fd, w->shm_fd, w->cov_fd, out_pipe[0]};

@@ -321,3 +321,125 @@ int crashstore_load(const char *out_dir, const char *id, cJSON **ret_report, uin
         *ret_len = input_len;
         return 0;
 }
+
+/* Opens OUT/crashes/<id>/ for the functions below. */
+static int open_crash_dir(const char *out_dir, const char *id)
+{
+        char path[4096];
+        if (!crashstore_id_valid(id))
+                return -EINVAL;
+        snprintf(path, sizeof(path), "%s/crashes/%s", out_dir, id);
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+int crashstore_put_minimized(const char *out_dir, const char *id, const uint8_t *data, size_t len)
+{
+        int dfd = open_crash_dir(out_dir, id);
+        if (dfd < 0)
+                return dfd;
+        int r = fs_write_atomic(dfd, "minimized", data, len);
+        close(dfd);
+        return r;
+}
+
+int crashstore_load_minimized(const char *out_dir, const char *id, uint8_t **ret, size_t *ret_len)
+{
+        int dfd = open_crash_dir(out_dir, id);
+        if (dfd < 0)
+                return dfd;
+        int r = fs_read_file(dfd, "minimized", CRASHSTORE_MAX_INPUT, ret, ret_len);
+        close(dfd);
+        return r;
+}
+
+int crashstore_update(const char *out_dir, const char *id, const cJSON *fields)
+{
+        uint8_t *buf;
+        size_t len;
+        int dfd = open_crash_dir(out_dir, id);
+        if (dfd < 0)
+                return dfd;
+        int r = fs_read_file(dfd, "crash.json", 16u << 20, &buf, &len);
+        if (r < 0)
+                goto out;
+        cJSON *report = cJSON_ParseWithLength((const char *)buf, len);
+        free(buf);
+        if (!cJSON_IsObject(report)) {
+                cJSON_Delete(report);
+                r = -EBADMSG;
+                goto out;
+        }
+        const cJSON *f;
+        cJSON_ArrayForEach(f, fields)
+        {
+                cJSON *copy = cJSON_Duplicate(f, 1);
+                if (!copy) {
+                        r = -ENOMEM;
+                        break;
+                }
+                cJSON_DeleteItemFromObjectCaseSensitive(report, f->string);
+                cJSON_AddItemToObject(report, f->string, copy);
+        }
+        if (r == 0)
+                r = write_json(dfd, "crash.json", report);
+        cJSON_Delete(report);
+out:
+        close(dfd);
+        return r;
+}
+
+static int compare_ids(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int crashstore_list(const char *out_dir, char ***ret_ids, size_t *ret_n)
+{
+        char path[4096];
+        char **ids = NULL;
+        size_t n = 0, cap = 0;
+        struct dirent *de;
+
+        snprintf(path, sizeof(path), "%s/crashes", out_dir);
+        DIR *d = opendir(path);
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                if (!crashstore_id_valid(de->d_name))
+                        continue; /* ".", "..", FS_TMP_PREFIX directories */
+                struct stat st;
+                if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISDIR(st.st_mode))
+                        continue;
+                if (n == cap) {
+                        size_t ncap = cap ? cap * 2 : 16;
+                        char **grown = realloc(ids, ncap * sizeof(*ids));
+                        if (!grown)
+                                goto err_nomem;
+                        ids = grown;
+                        cap = ncap;
+                }
+                ids[n] = strdup(de->d_name);
+                if (!ids[n])
+                        goto err_nomem;
+                n++;
+        }
+        closedir(d);
+        if (n)
+                qsort(ids, n, sizeof(*ids), compare_ids);
+        *ret_ids = ids;
+        *ret_n = n;
+        return 0;
+
+err_nomem:
+        closedir(d);
+        crashstore_ids_free(ids, n);
+        return -ENOMEM;
+}
+
+void crashstore_ids_free(char **ids, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free(ids[i]);
+        free(ids);
+}

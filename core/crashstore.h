@@ -51,3 +51,24 @@ bool crashstore_id_valid(const char *id);
 
 /* Writes the current UTC time as ISO 8601 into buf (at least 32 bytes). */
 void crashstore_now_iso(char *buf, size_t cap);
+
+/* Writes OUT/crashes/<id>/minimized atomically. 0 or -errno (-ENOENT when
+ * the crash does not exist). */
+int crashstore_put_minimized(const char *out_dir, const char *id, const uint8_t *data, size_t len);
+
+/* Reads OUT/crashes/<id>/minimized. 0, -ENOENT when there is none, or
+ * another -errno. */
+int crashstore_load_minimized(const char *out_dir, const char *id, uint8_t **ret, size_t *ret_len);
+
+/* Sets the top-level fields of @fields in crash <id>'s crash.json
+ * (replacing fields of the same name, keeping the rest) and rewrites it
+ * atomically. 0, -ENOENT, -EBADMSG when crash.json is not a JSON object, or
+ * another -errno. */
+int crashstore_update(const char *out_dir, const char *id, const cJSON *fields);
+
+/* The ids of the crashes stored in @out_dir, sorted (directories whose
+ * names are valid ids; temporary ones are left out). *ret_ids is NULL when
+ * there are none. -ENOENT when @out_dir/crashes does not exist. Free with
+ * crashstore_ids_free(). */
+int crashstore_list(const char *out_dir, char ***ret_ids, size_t *ret_n);
+void crashstore_ids_free(char **ids, size_t n);

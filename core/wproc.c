@@ -349,6 +349,8 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
                 cJSON_AddNumberToObject(m, "first", (double)b->first);
         if (b->replay)
                 cJSON_AddBoolToObject(m, "replay", 1);
+        if (b->quiet)
+                cJSON_AddBoolToObject(m, "quiet", 1);
         int r = msg_send(w->cmd_fd, m);
         cJSON_Delete(m);
         return r;
@@ -364,7 +366,9 @@ int wproc_recv(Wproc *w, cJSON **ret, int timeout_ms)
         return msg_recv(&w->reader, ret, timeout_ms);
 }
 
-int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
+/* One input, unmodified, in a fresh runner; one batch id sequence for all
+ * such runs of this process. */
+static int exec_one(Wproc *w, const uint8_t *data, size_t len, int quiet, cJSON **ret)
 {
         static uint64_t exec_id;
         WprocBatch b = {
@@ -375,8 +379,19 @@ int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
             .base = data,
             .base_len = len,
             .replay = 1,
+            .quiet = quiet,
         };
         return wproc_run_batch(w, &b, ret);
+}
+
+int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
+{
+        return exec_one(w, data, len, 0, ret);
+}
+
+int wproc_exec_quiet(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
+{
+        return exec_one(w, data, len, 1, ret);
 }
 
 int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret)

@@ -21,6 +21,7 @@
 #include "core/msg.h"
 #include "core/wproc.h"
 #include "recovery/classify.h"
+#include "recovery/minimize.h"
 #include "recovery/recovery.h"
 #include "recovery/replay.h"
 #include "recovery/symbolize.h"
@@ -77,6 +78,11 @@ typedef struct Helper {
         Wproc *verifier;
         uint8_t *buf;
         RecordLayout layout;
+        /* A new crash (its input is in buf) to minimize once its "stored"
+         * event has been sent. */
+        bool minimize_pending;
+        Classification minimize_want;
+        size_t minimize_len;
 } Helper;
 
 /* Starts the verification worker if it is not running. */
@@ -352,6 +358,13 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         r = crashstore_put_files(hp->cfg->out_dir, report, hp->buf, len, files, n_files, &is_new);
         sequence_free(&seq);
         int64_t stored = clock_now_ms();
+        /* A state-dependent crash needs its history, which the minimizer
+         * (one input per runner) cannot shrink: it is left as it is. */
+        if (r == 0 && is_new && reproduced && !history_first) {
+                hp->minimize_pending = true;
+                hp->minimize_want = c;
+                hp->minimize_len = len;
+        }
         cJSON_Delete(verify);
         cJSON_Delete(report);
 
@@ -413,6 +426,13 @@ int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_r
                         cJSON_Delete(reply);
                         if (r < 0)
                                 break;
+                }
+                /* After the reply, so minimization never delays a crash's
+                 * report; the coordinator's next job waits in the pipe. */
+                if (hp.minimize_pending) {
+                        hp.minimize_pending = false;
+                        (void)minimize_auto(hp.verifier, cfg->out_dir, &hp.minimize_want, hp.buf,
+                                            hp.minimize_len, cfg->minimize_ms);
                 }
         }
         msg_reader_deinit(&reader);

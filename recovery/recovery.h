@@ -24,6 +24,7 @@ typedef struct RecoveryConfig {
         unsigned timeout_ms;
         unsigned rss_limit_mb;
         const char *sandbox;
+        unsigned minimize_ms; /* budget of the automatic minimization; 0: none */
 } RecoveryConfig;
 
 /* Runs the helper until its command pipe closes. @job_region is a mapping
