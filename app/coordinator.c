@@ -196,6 +196,7 @@ static int helper_start(Coordinator *c)
                     .max_len = c->layout.max_len,
                     .timeout_ms = c->cfg->timeout_ms,
                     .rss_limit_mb = c->cfg->rss_limit_mb,
+                    .malloc_limit_mb = c->cfg->malloc_limit_mb,
                     .sandbox = c->cfg->sandbox,
                     .minimize_ms = c->cfg->minimize_ms,
                 };
@@ -670,6 +671,7 @@ static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
             .max_len = c->cfg->max_len,
             .timeout_ms = c->cfg->timeout_ms,
             .rss_limit_mb = c->cfg->rss_limit_mb,
+            .malloc_limit_mb = c->cfg->malloc_limit_mb,
             .sandbox = c->cfg->sandbox,
             .cov_fd = c->cov_fd,
         };

@@ -21,7 +21,8 @@ typedef struct RunConfig {
         uint64_t max_total_time_s; /* 0: no limit */
         uint64_t runs;             /* 0: no limit */
         unsigned timeout_ms;
-        unsigned rss_limit_mb; /* 0: no limit */
+        unsigned rss_limit_mb;    /* 0: no limit */
+        unsigned malloc_limit_mb; /* 0: no limit */
         uint64_t seed;
         bool seed_set;
         size_t max_len; /* 0: derive from the seeds */

@@ -53,6 +53,8 @@ static void usage(FILE *f)
                 "                        (default 1; fractions allowed)\n"
                 "  --rss-limit-mb MB     a runner over MB resident is out of memory (default\n"
                 "                        2048; 0 disables)\n"
+                "  --malloc-limit-mb MB  one allocation over MB is out of memory (default: the\n"
+                "                        RSS limit; 0 disables)\n"
                 "  --seed N              seed of the run's PRNG (default: from the clock)\n"
                 "  --max-len BYTES       longest input (default: max(4096, largest seed))\n"
                 "  --keep-going          go on after a crash (default: stop at the first)\n"
@@ -135,6 +137,7 @@ static int cmd_run(int argc, char **argv)
                 OPT_RUNS,
                 OPT_TIMEOUT,
                 OPT_RSS,
+                OPT_MALLOC,
                 OPT_SEED,
                 OPT_MAXLEN,
                 OPT_KEEP,
@@ -151,6 +154,7 @@ static int cmd_run(int argc, char **argv)
             {"runs", required_argument, NULL, OPT_RUNS},
             {"timeout", required_argument, NULL, OPT_TIMEOUT},
             {"rss-limit-mb", required_argument, NULL, OPT_RSS},
+            {"malloc-limit-mb", required_argument, NULL, OPT_MALLOC},
             {"seed", required_argument, NULL, OPT_SEED},
             {"max-len", required_argument, NULL, OPT_MAXLEN},
             {"keep-going", no_argument, NULL, OPT_KEEP},
@@ -171,6 +175,7 @@ static int cmd_run(int argc, char **argv)
         };
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         cfg.workers = cores > 0 ? (unsigned)cores : 1;
+        bool malloc_limit_set = false;
         uint64_t v;
         double d;
         int c;
@@ -210,6 +215,12 @@ static int cmd_run(int argc, char **argv)
                         if (parse_u64("--rss-limit-mb", optarg, 0, 1u << 30, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.rss_limit_mb = (unsigned)v;
+                        break;
+                case OPT_MALLOC:
+                        if (parse_u64("--malloc-limit-mb", optarg, 0, 1u << 30, &v) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.malloc_limit_mb = (unsigned)v;
+                        malloc_limit_set = true;
                         break;
                 case OPT_SEED:
                         if (parse_u64("--seed", optarg, 0, UINT64_MAX, &v) < 0)
@@ -261,6 +272,9 @@ static int cmd_run(int argc, char **argv)
                 log_error("run needs a target: snapfuzz run TARGET.so [CORPUS_DIR...]");
                 return SF_EXIT_USAGE;
         }
+        /* As libFuzzer: one allocation may not exceed the RSS limit. */
+        if (!malloc_limit_set)
+                cfg.malloc_limit_mb = cfg.rss_limit_mb;
         cfg.target = operands[0];
         cfg.corpus_dirs = operands + 1;
         cfg.n_corpus_dirs = n_operands - 1;

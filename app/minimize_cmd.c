@@ -211,6 +211,7 @@ int minimize_cmd(int argc, char **argv)
             .timeout_ms =
                 cmd.timeout_ms ? cmd.timeout_ms : (unsigned)msg_int(limits, "timeout_ms", 1000),
             .rss_limit_mb = (unsigned)msg_int(limits, "rss_limit_mb", 2048),
+            .malloc_limit_mb = (unsigned)msg_int(limits, "malloc_limit_mb", 0),
             .sandbox = msg_str(limits, "sandbox", "strict"),
             .cov_fd = -1,
         };

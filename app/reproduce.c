@@ -137,6 +137,7 @@ int reproduce_run(const ReproduceConfig *cfg)
             .timeout_ms =
                 cfg->timeout_ms ? cfg->timeout_ms : (unsigned)msg_int(limits, "timeout_ms", 1000),
             .rss_limit_mb = (unsigned)msg_int(limits, "rss_limit_mb", 2048),
+            .malloc_limit_mb = (unsigned)msg_int(limits, "malloc_limit_mb", 0),
             .sandbox = msg_str(limits, "sandbox", "strict"),
             .cov_fd = -1,
         };

@@ -18,6 +18,7 @@
  * the true cause of death in the wait status.
  */
 #include <errno.h>
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -136,8 +137,12 @@ static int runner_install_handlers(void)
         return sigprocmask(SIG_UNBLOCK, &unblock, NULL) < 0 ? -errno : 0;
 }
 
+/* libsnapfuzz-malloc.so's switch, when it is loaded (app/malloc_limit.c). */
+static volatile int *runner_malloc_armed;
+
 void runner_prepare(void)
 {
+        runner_malloc_armed = dlsym(RTLD_DEFAULT, "snapfuzz_malloc_armed");
         /* backtrace() loads libgcc_s on first use; do it here, before any
          * sandbox, and never in a signal handler. */
         void *frames[4];
@@ -239,6 +244,10 @@ void runner_main(const RunnerArgs *a)
         if (sandbox_apply(a->sandbox) < 0)
                 _exit(RUNNER_EXIT_SETUP);
         h->runner_state = RECORD_RUNNER_RUNNING;
+        /* From here on, allocations are the target's: hold them to
+         * --malloc-limit-mb. */
+        if (runner_malloc_armed)
+                *runner_malloc_armed = 1;
 
         size_t len = base_len;
         memcpy(work, base, base_len);

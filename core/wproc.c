@@ -177,7 +177,7 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
                 close_inherited(keep, 4);
-                sanitizer_setenv(&san);
+                sanitizer_setenv(&san, cfg->malloc_limit_mb);
                 execv(exe, argv);
                 _exit(WORKER_EXIT_INTERNAL);
         }

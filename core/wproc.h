@@ -22,6 +22,7 @@ typedef struct WprocConfig {
         size_t max_len;
         unsigned timeout_ms;
         unsigned rss_limit_mb;    /* 0: no limit */
+        unsigned malloc_limit_mb; /* one allocation larger than this is a crash; 0: none */
         const char *sandbox;      /* "strict" or "off" */
         int cov_fd;               /* shared coverage map; -1: a private one */
         unsigned init_timeout_ms; /* how long loading may take; 0: 120 s */

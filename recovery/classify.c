@@ -152,6 +152,13 @@ static bool classify_report(const char *report, Classification *ret, char *type,
                 snprintf(ret->message, sizeof(ret->message), "AddressSanitizer: %s", p);
                 return true;
         }
+        if ((p = strstr(line, "ERROR: snapfuzz: malloc-limit: "))) {
+                snprintf(ret->kind, sizeof(ret->kind), "oom");
+                snprintf(type, cap, "malloc-limit");
+                snprintf(ret->message, sizeof(ret->message), "malloc limit: %s",
+                         p + strlen("ERROR: snapfuzz: malloc-limit: "));
+                return true;
+        }
         if ((p = strstr(line, "ERROR: LeakSanitizer: "))) {
                 snprintf(ret->kind, sizeof(ret->kind), "leak");
                 snprintf(type, cap, "leak");

@@ -96,6 +96,7 @@ static int helper_start_verifier(Helper *hp)
             .max_len = hp->cfg->max_len,
             .timeout_ms = hp->cfg->timeout_ms,
             .rss_limit_mb = hp->cfg->rss_limit_mb,
+            .malloc_limit_mb = hp->cfg->malloc_limit_mb,
             .sandbox = hp->cfg->sandbox,
             .cov_fd = -1,
         };
@@ -342,6 +343,7 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         if (limits) {
                 cJSON_AddNumberToObject(limits, "timeout_ms", hp->cfg->timeout_ms);
                 cJSON_AddNumberToObject(limits, "rss_limit_mb", hp->cfg->rss_limit_mb);
+                cJSON_AddNumberToObject(limits, "malloc_limit_mb", hp->cfg->malloc_limit_mb);
                 cJSON_AddNumberToObject(limits, "max_len", (double)hp->cfg->max_len);
                 cJSON_AddStringToObject(limits, "sandbox", hp->cfg->sandbox);
         }

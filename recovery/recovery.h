@@ -23,6 +23,7 @@ typedef struct RecoveryConfig {
         size_t max_len;
         unsigned timeout_ms;
         unsigned rss_limit_mb;
+        unsigned malloc_limit_mb;
         const char *sandbox;
         unsigned minimize_ms; /* budget of the automatic minimization; 0: none */
 } RecoveryConfig;

@@ -17,25 +17,29 @@
 #include "tests/sfrun.h"
 
 static void expect_death(const char *target, char gate, const char *kind, const char *message,
-                         const char *rss_limit)
+                         const char *rss_limit, const char *malloc_limit)
 {
         char *dir = sf_tmpdir();
         char out[512], input[700];
         snprintf(out, sizeof(out), "%s/out", dir);
         SfRun r;
-        const char *args[] = {"run",
-                              sf_target(target),
-                              "--out",
-                              out,
-                              "--workers",
-                              "1",
-                              "--timeout",
-                              "1",
-                              "--rss-limit-mb",
-                              rss_limit,
-                              "--max-total-time",
-                              "120",
-                              NULL};
+        const char *args[] = {
+            "run",
+            sf_target(target),
+            "--out",
+            out,
+            "--workers",
+            "1",
+            "--timeout",
+            "1",
+            "--rss-limit-mb",
+            rss_limit,
+            "--malloc-limit-mb",
+            malloc_limit,
+            "--max-total-time",
+            "120",
+            NULL,
+        };
         sf_run(&r, 200, args);
         cr_assert_eq(r.exit_code, 1, "%s: expected a crash (exit 1), got %d:\n%s", target,
                      r.exit_code, r.err);
@@ -73,7 +77,7 @@ static void expect_death(const char *target, char gate, const char *kind, const 
 #define DEATH_TEST(name, gate, kind, message)                                                      \
         Test(deaths, name, .timeout = 300)                                                         \
         {                                                                                          \
-                expect_death("deaths_" #name, gate, kind, message, "2048");                        \
+                expect_death("deaths_" #name, gate, kind, message, "2048", "2048");                \
         }
 
 DEATH_TEST(segv, 'S', "segv", "SIGSEGV on address 0x40")
@@ -91,7 +95,8 @@ DEATH_TEST(ubsan_overflow, 'N', "ubsan", "signed integer overflow")
 
 Test(deaths, rss_limit_is_kind_oom, .timeout = 300)
 {
-        expect_death("deaths_oom", 'M', "oom", "RSS limit", "200");
+        /* The malloc limit would stop the one 512 MiB allocation first. */
+        expect_death("deaths_oom", 'M', "oom", "RSS limit", "200", "0");
 }
 
 static cJSON *crash_json(const char *out, const char *id)
@@ -153,4 +158,15 @@ Test(deaths, state_dependent_crash_is_stored_as_the_shortest_suffix, .timeout = 
         cr_expect(strstr(r.out, "REPRODUCED: abort"), "%s", r.out);
         sf_run_free(&r);
         cJSON_Delete(j);
+}
+
+Test(deaths, one_huge_allocation_is_kind_oom_by_the_malloc_limit, .timeout = 300)
+{
+        expect_death("deaths_malloc_limit", 'Z', "oom", "malloc limit", "2048", "1024");
+}
+
+Test(deaths, one_huge_allocation_in_an_asan_target_is_kind_oom, .timeout = 300)
+{
+        expect_death("deaths_asan_malloc_limit", 'Z', "oom", "exceeds maximum supported size",
+                     "2048", "1024");
 }

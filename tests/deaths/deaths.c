@@ -22,6 +22,8 @@
  *   'W' writes into its const input
  *   'T' an infinite loop
  *   'E' execve (blocked by the sandbox)
+ *   'Z' one huge allocation (3 GiB), never touched: only a malloc limit
+ *       sees it, the resident size stays small
  *   'G' state-dependent: aborts on the third 'G' input a runner sees (a
  *       counter that survives between inputs, as a filling table does)
  * With AddressSanitizer (-DDEATH_ASAN): 'O' heap-buffer-overflow, 'U'
@@ -101,6 +103,11 @@ __attribute__((noinline)) static void die(uint8_t how, const uint8_t *data, size
         if (WANT('T') && how == 'T')
                 for (volatile int spin = 1; spin;)
                         ;
+        if (WANT('Z') && how == 'Z') {
+                char *p = malloc((size_t)3 << 30);
+                death_sink = p;
+                free(p);
+        }
         if (WANT('G') && how == 'G') {
                 static int seen;
                 if (++seen == 3)
