@@ -266,6 +266,9 @@ static void helper_event(Coordinator *c, cJSON *m)
                 c->lost++;
                 log_warn("a runner died but its input could not be rebuilt: %s",
                          msg_str(m, "why", "?"));
+                /* A crash happened all the same: a CI run must not pass. */
+                if (!c->cfg->keep_going && !msg_bool(m, "no_input", 0))
+                        c->stopping = true;
         }
 }
 
@@ -827,14 +830,17 @@ int coordinator_run(RunConfig *cfg)
                 log_info("%" PRIu64 " crash%s stored (%" PRIu64 " new); replay one with: "
                          "snapfuzz reproduce ID --out %s",
                          c.stored, c.stored == 1 ? "" : "es", c.unique, cfg->out_dir);
-        else
+        if (c.lost)
+                log_warn("%" PRIu64 " crash%s could not be rebuilt (see the warnings above)",
+                         c.lost, c.lost == 1 ? "" : "es");
+        if (!c.stored && !c.lost)
                 log_info("no crash found");
 
         corpus_free(c.corpus);
         corpus_seeds_free(c.seeds, c.n_seeds);
         free(c.slots);
         coverage_shared_unmap(c.cov);
-        if (c.stored)
+        if (c.stored || c.lost)
                 return SF_EXIT_CRASH;
         return c.internal_error ? SF_EXIT_INTERNAL : SF_EXIT_OK;
 }

@@ -226,6 +226,10 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
                 if (out) {
                         cJSON_AddNumberToObject(out, "job", (double)msg_int(cmd, "job", 0));
                         cJSON_AddStringToObject(out, "why", record_problem_str((RecordProblem)-r));
+                        /* Dying before the first input is no crash of the
+                         * target's (a kill during start-up). */
+                        if (-r == RECORD_NO_INPUT)
+                                cJSON_AddBoolToObject(out, "no_input", 1);
                 }
                 return out;
         }

@@ -170,3 +170,20 @@ Test(deaths, one_huge_allocation_in_an_asan_target_is_kind_oom, .timeout = 300)
         expect_death("deaths_asan_malloc_limit", 'Z', "oom", "exceeds maximum supported size",
                      "2048", "1024");
 }
+
+Test(deaths, a_scribbled_record_is_detected_and_no_wrong_input_is_stored, .timeout = 300)
+{
+        char *dir = sf_tmpdir();
+        char out[512];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        SfRun r;
+        const char *args[] = {"run", sf_target("deaths_scribble"), "--out", out, "--workers",
+                              "1",   "--max-total-time",           "120",   NULL};
+        sf_run(&r, 200, args);
+        cr_expect_eq(r.exit_code, 1, "a crash that cannot be stored still fails the run:\n%s",
+                     r.err);
+        cr_expect(strstr(r.err, "could not be rebuilt: the batch description fails its checksum"),
+                  "the problem is named:\n%s", r.err);
+        cr_expect_eq(sf_count_crashes(out), 0, "no input is stored from a scribbled record");
+        sf_run_free(&r);
+}

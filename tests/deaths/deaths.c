@@ -24,6 +24,9 @@
  *   'E' execve (blocked by the sandbox)
  *   'Z' one huge allocation (3 GiB), never touched: only a malloc limit
  *       sees it, the resident size stays small
+ *   'D' a wild write into snapfuzz's replay record (found through
+ *       /proc/self/maps in LLVMFuzzerInitialize, before the sandbox), then
+ *       SIGSEGV: recovery must detect it and refuse to store a wrong input
  *   'G' state-dependent: aborts on the third 'G' input a runner sees (a
  *       counter that survives between inputs, as a filling table does)
  * With AddressSanitizer (-DDEATH_ASAN): 'O' heap-buffer-overflow, 'U'
@@ -36,6 +39,7 @@
  * coverage to find before it finds a death.
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +52,29 @@
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* snapfuzz's shared record, for 'D': the first page of the mapping of the
+ * memfd named snapfuzz-record. */
+static volatile uint8_t *record_page;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+        (void)argc;
+        (void)argv;
+        FILE *f = fopen("/proc/self/maps", "r");
+        char line[512];
+        while (f && fgets(line, sizeof(line), f)) {
+                unsigned long lo;
+                if (strstr(line, "snapfuzz-record") && sscanf(line, "%lx-", &lo) == 1) {
+                        record_page = (volatile uint8_t *)lo;
+                        break;
+                }
+        }
+        if (f)
+                fclose(f);
+        return 0;
+}
 
 char *volatile death_sink;
 volatile int death_zero;
@@ -107,6 +134,12 @@ __attribute__((noinline)) static void die(uint8_t how, const uint8_t *data, size
                 char *p = malloc((size_t)3 << 30);
                 death_sink = p;
                 free(p);
+        }
+        if (WANT('D') && how == 'D' && record_page) {
+                /* The batch description: seed, lengths, chain length. */
+                for (int i = 16; i < 72; i++)
+                        record_page[i] ^= 0x5a;
+                *(volatile int *)(uintptr_t)0x40 = 1;
         }
         if (WANT('G') && how == 'G') {
                 static int seen;
