@@ -5,6 +5,7 @@
  * gcc install them; a gcc runtime (libasan.so.N) is left to the dynamic
  * loader's default search.
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -224,7 +225,11 @@ void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb)
 {
         char preload[PATH_MAX * 2];
         snprintf(preload, sizeof(preload), "%s", s->preload);
-        if (malloc_limit_mb && !s->asan && !s->msan) {
+        /* The shim replaces malloc; it stays out when the target's runtime
+         * or snapfuzz's own (a sanitizer build of snapfuzz) does that. */
+        bool own_sanitizer =
+            dlsym(RTLD_DEFAULT, "__asan_init") || dlsym(RTLD_DEFAULT, "__msan_init");
+        if (malloc_limit_mb && !s->asan && !s->msan && !own_sanitizer) {
                 char shim[PATH_MAX], limit[32];
                 if (malloc_shim_path(shim, sizeof(shim))) {
                         size_t used = strlen(preload);
