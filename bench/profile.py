@@ -2,7 +2,8 @@
 """Splits a perf profile of one fuzzer run into where an execution's time goes.
 
     perf script -F comm,pid,ip,sym,dso -i perf.data |
-        profile.py TOOL EXECS PERIOD_NS [--target-syms F] [--mutator-syms F]
+        profile.py TOOL EXECS PERIOD_NS [--target-syms F] [--target-imports F]
+                   [--mutator-syms F]
 
 Reads `perf script` output (one sample: a "comm pid" line, then its call
 chain, leaf first, one frame a line) of a run recorded with a fixed period
@@ -11,7 +12,8 @@ sample stands for PERIOD_NS of CPU time. Each sample goes to one category:
 
   target       the target's own code: LLVMFuzzerTestOneInput and the functions
                of the target (--target-syms: a file naming them, one a line),
-               and the libc functions they call
+               and the libc functions they call (--target-imports: the
+               target's undefined symbols, one a line)
   callbacks    a __sanitizer_cov_* callback the target called (snapfuzz's and
                the bare loop's are no-ops, libFuzzer's record comparisons)
   mutation     the fuzzer's mutator (--mutator-syms: more functions that belong
@@ -52,14 +54,20 @@ BATCH = ("fork", "_Fork", "sandbox_apply", "runner_map_guarded", "runner_install
 OTHER_COMMS = ("snapfuzz", "taskset")
 OTHER_ROOTS = ("coordinator_run", "recovery_main", "_dl_start", "_dl_init", "dl_main")
 
-# perf's DWARF unwinder loses the caller of a frameless leaf function (a libc
-# string function such as memcpy or memcmp, a coverage callback, a small
-# target function): the chain goes on at the caller's caller. For a libc
-# string function, the frame after it names the lost one well enough:
+# perf's DWARF unwinder sometimes loses the caller of a frameless leaf
+# function (a libc string function such as memcpy or memcmp, a coverage
+# callback): the chain goes on at the caller's caller. Callbacks are only
+# ever called by the target, so they need nothing more. A libc string
+# function the target does not import (--target-imports) is the fuzzer's own
+# call; one that only the target calls is the target's. For the few that both
+# call on every execution (AMBIGUOUS), the frame after the leaf decides:
 # runner_main (snapfuzz), bare_loop's main and libFuzzer's ExecuteCallback
-# call the target, and a string function that runner_main or ExecuteCallback
-# call themselves shows their own caller (worker_run_batch, inlined into
-# worker_main; RunOne).
+# call the target, so when one of them follows the leaf, the lost frame was
+# most likely the target; a string function that runner_main or
+# ExecuteCallback call themselves shows their own caller when the frame is
+# lost (worker_run_batch, inlined into worker_main; RunOne), or them when it
+# is not (then counted as the target: the error this rule can make).
+AMBIGUOUS = {"memcpy", "memcmp"}
 LOST_CALLER = [
     ("runner_main", "target"),
     ("main", "target"),
@@ -70,6 +78,7 @@ LOST_CALLER = [
 ]
 
 TARGET_SYMS = {"LLVMFuzzerTestOneInput"}
+TARGET_IMPORTS = set()
 MUTATOR_SYMS = set()
 
 
@@ -87,6 +96,12 @@ def frames(lines):
             dso = dso[:-1]
         out.append((rest.strip().split("@")[0], dso))
     return out
+
+
+def libc_base(name):
+    """memcpy for __memcpy_avx512_unaligned_erms, memcpy@GLIBC_2.14 and memmove."""
+    base = name.split("@")[0].lstrip("_").split("_")[0]
+    return "memcpy" if base == "memmove" else base
 
 
 def is_libc_string(frame):
@@ -110,6 +125,11 @@ def classify(chain, comm):
     if any(any(m in s for m in FEEDBACK) for s in syms):
         return "feedback"
     if len(chain) > 1 and is_libc_string(chain[0]):
+        base = libc_base(chain[0][0])
+        if base not in TARGET_IMPORTS:
+            return "loop"
+        if base not in AMBIGUOUS:
+            return "target"
         parent, parent_dso = chain[1]
         for prefix, cat in LOST_CALLER:
             if parent.startswith(prefix) and (prefix != "main" or parent_dso.endswith("bare_loop")):
@@ -135,7 +155,10 @@ def main():
     p.add_argument("period_ns", type=int)
     p.add_argument("--target-syms")
     p.add_argument("--mutator-syms")
+    p.add_argument("--target-imports")
     a = p.parse_args()
+    if a.target_imports:
+        TARGET_IMPORTS.update(libc_base(n) for n in read_names(a.target_imports))
     if a.target_syms:
         TARGET_SYMS.update(read_names(a.target_syms))
     if a.mutator_syms:

@@ -62,6 +62,7 @@ split() { # data-file tool execs target
   perf script -F comm,pid,ip,sym,dso -i "$1" 2>/dev/null |
     PROFILE_TOP=6 python3 "$ROOT/bench/profile.py" "$2" "$3" "$PERIOD" \
       --mutator-syms "$SYMS" --target-syms "$RUNS/$4/target-syms" \
+      --target-imports "$RUNS/$4/target-imports" \
       2>>"$RUNS/hot.txt" | sed "s/^/$4\t/" >>"$RAW"
   rm -f "$1"
 }
@@ -73,6 +74,7 @@ for t in $TARGETS; do
   # instrumentation's constructors nor the C runtime's helpers).
   nm --defined-only "$OUT/$t.so" | awk '$2 ~ /^[tT]$/ && $3 !~ /^_|sancov|tm_clones|frame_dummy/ {print $3}' \
     >"$d/target-syms"
+  nm -D --undefined-only "$OUT/$t.so" | awk '{print $2}' >"$d/target-imports"
   echo "$t: snapfuzz" >&2
   record "$d/sf.data" "$d/snapfuzz.log" "$SNAPFUZZ" run "$OUT/$t.so" \
     "$ROOT/fuzz_targets/seeds/$t" --workers 1 --max-total-time "$SECONDS_PER_RUN" --seed 1 \
