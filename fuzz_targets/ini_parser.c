@@ -18,6 +18,9 @@
  * Any other input is parsed or rejected.
  *
  * Crashing input (hex): 5b735d0a 6b3d5c   ("[s]\nk=\")
+ *
+ * Built with -DSNAPFUZZ_NO_PLANTED_BUG, the bug is replaced by the safe
+ * code, for benchmarks (bench/) that must not stop at the first crash.
  */
 #undef NDEBUG /* The planted bug is an assert(); keep it in every build. */
 #include <assert.h>
@@ -173,9 +176,14 @@ static int ini_parse_pair(struct ini_doc *doc, struct ini_reader *rd, const uint
                         return -1;
                 if (!more)
                         return 0;
-                /* The planted bug: a continuation on the last line is not an error here. */
                 have_next = ini_next_line(rd, &v, &vlen);
+#ifndef SNAPFUZZ_NO_PLANTED_BUG
+                /* The planted bug: a continuation on the last line is not an error here. */
                 assert(have_next && "continuation line");
+#else
+                if (!have_next)
+                        return -1;
+#endif
                 doc->lineno++;
         }
 }
