@@ -91,6 +91,7 @@ typedef struct Coordinator {
         SfPrng rng;
         CorpusSeed *seeds;
         size_t n_seeds, next_seed, n_resumed;
+        uint8_t *seed_pack; /* the seed list of a warm-up batch (max_len bytes) */
 
         uint64_t execs, dispatched, batch_ids;
         int64_t start_ms, last_status_ms;
@@ -414,12 +415,36 @@ static void dispatch_one(Coordinator *c, Slot *s)
         static const uint8_t empty[1];
 
         b.seed = prng_next64(&c->rng);
-        if (c->next_seed < c->n_seeds) {
+        if (c->next_seed < c->n_seeds && c->seeds[c->next_seed].len + 4 > c->layout.max_len) {
+                /* A seed as long as the record's base runs alone. */
                 CorpusSeed *sd = &c->seeds[c->next_seed++];
                 b.mode = RECORD_MODE_EXEC;
                 b.iters = 1;
-                b.base = sd->data;
+                b.base = sd->data ? sd->data : empty;
                 b.base_len = sd->len;
+                s->seed_batch = true;
+        } else if (c->next_seed < c->n_seeds) {
+                /* The warm-up pass: as many seeds as the base holds, one per
+                 * iteration of a single runner. */
+                size_t used = 0;
+                b.mode = RECORD_MODE_SEEDS;
+                b.iters = 0;
+                while (c->next_seed < c->n_seeds &&
+                       used + 4 + c->seeds[c->next_seed].len <= c->layout.max_len) {
+                        CorpusSeed *sd = &c->seeds[c->next_seed++];
+                        uint32_t n = (uint32_t)sd->len;
+                        uint8_t *p = c->seed_pack + used;
+                        p[0] = (uint8_t)n;
+                        p[1] = (uint8_t)(n >> 8);
+                        p[2] = (uint8_t)(n >> 16);
+                        p[3] = (uint8_t)(n >> 24);
+                        if (n)
+                                memcpy(p + 4, sd->data, n);
+                        used += 4 + n;
+                        b.iters++;
+                }
+                b.base = c->seed_pack;
+                b.base_len = used;
                 s->seed_batch = true;
         } else {
                 size_t n = corpus_size(c->corpus);
@@ -760,6 +785,9 @@ int coordinator_run(RunConfig *cfg)
                 log_error("--max-len %zu is out of range", cfg->max_len);
                 return SF_EXIT_USAGE;
         }
+        c.seed_pack = malloc(c.layout.max_len);
+        if (!c.seed_pack)
+                return SF_EXIT_INTERNAL;
         char corpus_dir[4096];
         snprintf(corpus_dir, sizeof(corpus_dir), "%s/corpus", cfg->out_dir);
         r = corpus_new(&c.corpus, corpus_dir);
@@ -838,6 +866,7 @@ int coordinator_run(RunConfig *cfg)
 
         corpus_free(c.corpus);
         corpus_seeds_free(c.seeds, c.n_seeds);
+        free(c.seed_pack);
         free(c.slots);
         coverage_shared_unmap(c.cov);
         if (c.stored || c.lost)

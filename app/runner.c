@@ -222,6 +222,9 @@ void runner_main(const RunnerArgs *a)
         const uint64_t iters = h->iters;
         const uint64_t chain_len = h->chain_len;
         const int fuzz = h->mode == RECORD_MODE_FUZZ;
+        const int seeds = h->mode == RECORD_MODE_SEEDS;
+        size_t seed_cursor = 0;
+        uint64_t seed_k = 1;
         const uint64_t first = h->first_exec > 1 ? h->first_exec : 1;
         const int collect = !(h->batch_flags & RECORD_BATCH_REPLAY);
 
@@ -262,6 +265,15 @@ void runner_main(const RunnerArgs *a)
                                 len = base_len;
                         }
                         len = mutator_mutate(&ctx, &rng, work, len, max_len);
+                } else if (seeds) {
+                        const uint8_t *entry;
+                        uint32_t elen;
+                        if (record_seed_at(base, base_len, k, &seed_cursor, &seed_k, &entry,
+                                           &elen) < 0 ||
+                            elen > max_len)
+                                break; /* the list ended: the batch is done */
+                        memcpy(work, entry, elen);
+                        len = elen;
                 }
                 if (__builtin_expect(k < first, 0))
                         continue; /* replaying history: only the mutations */

@@ -347,7 +347,9 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         int64_t table_len = msg_int(cmd, "table_len", 0);
         int64_t chain_len = msg_int(cmd, "chain_len", 4);
         const char *mode_s = msg_str(cmd, "mode", "fuzz");
-        RecordMode mode = strcmp(mode_s, "exec") == 0 ? RECORD_MODE_EXEC : RECORD_MODE_FUZZ;
+        RecordMode mode = strcmp(mode_s, "exec") == 0    ? RECORD_MODE_EXEC
+                          : strcmp(mode_s, "seeds") == 0 ? RECORD_MODE_SEEDS
+                                                         : RECORD_MODE_FUZZ;
 
         if (iters == 0 || base_len < 0 || (uint64_t)base_len > w->layout.max_len ||
             partner_len < 0 || (uint64_t)partner_len > w->layout.max_len || table_len < 0 ||

@@ -102,7 +102,8 @@ RecordProblem record_validate(const void *region, const RecordLayout *l)
                 return RECORD_BAD_VERSION;
         if (h->max_len != l->max_len || h->base_len > l->max_len || h->partner_len > l->max_len ||
             h->table_len > RECORD_TABLE_BYTES || h->chain_len == 0 ||
-            (h->mode != RECORD_MODE_EXEC && h->mode != RECORD_MODE_FUZZ))
+            (h->mode != RECORD_MODE_EXEC && h->mode != RECORD_MODE_FUZZ &&
+             h->mode != RECORD_MODE_SEEDS))
                 return RECORD_BAD_DESC;
         if (h->payload_check != record_payload_check(region, l, h))
                 return RECORD_BAD_PAYLOAD;

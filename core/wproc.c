@@ -338,7 +338,7 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
                 return -ENOMEM;
         snprintf(seed, sizeof(seed), "%llx", (unsigned long long)b->seed);
         cJSON_AddNumberToObject(m, "batch_id", (double)b->batch_id);
-        cJSON_AddStringToObject(m, "mode", b->mode == RECORD_MODE_EXEC ? "exec" : "fuzz");
+        cJSON_AddStringToObject(m, "mode", record_mode_name(b->mode));
         cJSON_AddNumberToObject(m, "iters", (double)b->iters);
         cJSON_AddStringToObject(m, "seed", seed);
         cJSON_AddNumberToObject(m, "chain_len", b->chain_len);

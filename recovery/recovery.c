@@ -47,7 +47,7 @@ static cJSON *record_json(const void *region, const RecordLayout *l)
         cJSON_AddNumberToObject(j, "version", h->version);
         cJSON_AddNumberToObject(j, "mutator_version", h->mutator_version);
         cJSON_AddNumberToObject(j, "batch_id", (double)h->batch_id);
-        cJSON_AddStringToObject(j, "mode", h->mode == RECORD_MODE_EXEC ? "exec" : "fuzz");
+        cJSON_AddStringToObject(j, "mode", record_mode_name((RecordMode)h->mode));
         cJSON_AddNumberToObject(j, "iteration", (double)h->count);
         cJSON_AddNumberToObject(j, "iters", (double)h->iters);
         add_hex(j, "seed", h->seed);
@@ -253,7 +253,7 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         uint64_t history_first = 0;
         unsigned history_probes = 0;
         if (!reproduced && c.is_crash && strcmp(c.kind, "killed") != 0 &&
-            jh->mode == RECORD_MODE_FUZZ && jh->count > 1) {
+            (jh->mode == RECORD_MODE_FUZZ || jh->mode == RECORD_MODE_SEEDS) && jh->count > 1) {
                 history_first = helper_find_history(hp, job, &c, &verify, &history_probes);
                 if (history_first) {
                         reproduced = true;

@@ -24,6 +24,24 @@ static void replay_ctx(const void *region, const RecordLayout *l, MutatorCtx *ct
                 ctx->dict = dict;
 }
 
+/* Iteration @k of a seed list: its k-th entry. */
+static int replay_seed(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
+                       size_t *ret_len)
+{
+        const RecordHeader *h = region;
+        size_t cursor = 0;
+        uint64_t at = 1;
+        const uint8_t *entry;
+        uint32_t len;
+        if (record_seed_at(record_base((void *)region, l), h->base_len, k, &cursor, &at, &entry,
+                           &len) < 0 ||
+            len > l->max_len)
+                return -(int)RECORD_BAD_COUNT;
+        memcpy(ret, entry, len);
+        *ret_len = len;
+        return 0;
+}
+
 static int replay_check(const void *region, const RecordLayout *l, uint64_t k)
 {
         RecordProblem p = record_validate(region, l);
@@ -48,6 +66,8 @@ int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k
         int r = replay_check(region, l, k);
         if (r < 0)
                 return r;
+        if (h->mode == RECORD_MODE_SEEDS)
+                return replay_seed(region, l, k, ret, ret_len);
         memcpy(ret, base, h->base_len);
         len = h->base_len;
         if (h->mode == RECORD_MODE_FUZZ) {
@@ -75,6 +95,8 @@ int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8
         int r = replay_check(region, l, k);
         if (r < 0)
                 return r;
+        if (h->mode == RECORD_MODE_SEEDS)
+                return replay_seed(region, l, k, ret, ret_len);
         if (h->mode != RECORD_MODE_FUZZ) {
                 memcpy(ret, record_base((void *)region, l), h->base_len);
                 *ret_len = h->base_len;
@@ -143,7 +165,12 @@ int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint
         size_t len = h->base_len;
         memcpy(buf, base, len);
         for (uint64_t k = 1; k <= last; k++) {
-                if (h->mode == RECORD_MODE_FUZZ) {
+                if (h->mode == RECORD_MODE_SEEDS) {
+                        if (k < first)
+                                continue;
+                        if (replay_seed(region, l, k, buf, &len) < 0)
+                                break;
+                } else if (h->mode == RECORD_MODE_FUZZ) {
                         if ((k - 1) % h->chain_len == 0) {
                                 memcpy(buf, base, h->base_len);
                                 len = h->base_len;

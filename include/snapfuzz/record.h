@@ -21,7 +21,10 @@
  * PRNG saved in slot[c & 1]. The runner writes slot[c & 1] before count
  * reaches the chain's first iteration, so the slot of the chain `count` is in
  * is never being written: a kill at any instruction leaves a usable record.
- * In RECORD_MODE_EXEC every iteration runs the base unmodified.
+ * In RECORD_MODE_EXEC every iteration runs the base unmodified; in
+ * RECORD_MODE_SEEDS the base is a list of inputs (record_seed_at) and
+ * iteration k runs the k-th, unmodified: the warm-up pass over a corpus runs
+ * many seeds per runner.
  *
  * Torn or scribbled data is detectable: the batch description and payload
  * carry checksums written by the worker before the runner starts, and each
@@ -46,9 +49,48 @@
 #define RECORD_MAX_LEN_LIMIT (16u * 1024u * 1024u)
 
 typedef enum RecordMode {
-        RECORD_MODE_EXEC = 1, /* run the base input unmodified */
-        RECORD_MODE_FUZZ = 2, /* mutate chains from the base input */
+        RECORD_MODE_EXEC = 1,  /* run the base input unmodified */
+        RECORD_MODE_FUZZ = 2,  /* mutate chains from the base input */
+        RECORD_MODE_SEEDS = 3, /* the base is a list of inputs, run one per iteration */
 } RecordMode;
+
+static inline const char *record_mode_name(RecordMode m)
+{
+        return m == RECORD_MODE_EXEC ? "exec" : m == RECORD_MODE_SEEDS ? "seeds" : "fuzz";
+}
+
+/* A seed list is entries of [u32 length, little-endian][bytes]. Finds entry
+ * @k (1-based) starting from byte offset *@cursor of entry *@cursor_k (pass
+ * 0 and 1 to search from the start; the cursor moves to entry k, so walking
+ * the list in order costs one step per entry). Returns 0, or -1 when the
+ * list ends before entry k or is malformed. */
+static inline int record_seed_at(const uint8_t *list, size_t list_len, uint64_t k, size_t *cursor,
+                                 uint64_t *cursor_k, const uint8_t **ret, uint32_t *ret_len)
+{
+        size_t off = *cursor;
+        uint64_t i = *cursor_k;
+        if (k < i) {
+                off = 0;
+                i = 1;
+        }
+        for (;;) {
+                if (off + 4 > list_len)
+                        return -1;
+                uint32_t n = (uint32_t)list[off] | (uint32_t)list[off + 1] << 8 |
+                             (uint32_t)list[off + 2] << 16 | (uint32_t)list[off + 3] << 24;
+                if (n > list_len - off - 4)
+                        return -1;
+                if (i == k) {
+                        *cursor = off;
+                        *cursor_k = i;
+                        *ret = list + off + 4;
+                        *ret_len = n;
+                        return 0;
+                }
+                off += 4 + (size_t)n;
+                i++;
+        }
+}
 
 typedef enum RecordRunnerState {
         RECORD_RUNNER_IDLE = 0,
