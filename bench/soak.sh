@@ -30,7 +30,8 @@ done
 # crash, a hang or an exit() counts as reproduced. 600 MB of address space
 # turns the out-of-memory input into a failed malloc, as the RSS limit does.
 reproduces() {
-  ( ulimit -v 600000; timeout -s KILL 5 "$plainrun" "$target" "$@" ) >/dev/null 2>&1
+  # A hang shows within 2 s (snapfuzz's --timeout is 1 s here).
+  { ( ulimit -v 600000; exec timeout -s KILL 2 "$plainrun" "$target" "$@" ) >/dev/null 2>&1; } 2>/dev/null
   [ $? -ne 0 ]
 }
 
