@@ -28,6 +28,7 @@ typedef struct RunConfig {
         size_t max_len; /* 0: derive from the seeds */
         bool keep_going;
         const char *sandbox;
+        const char *sandbox_policy; /* --sandbox-policy, as JSON (sandbox_policy_load), or NULL */
         unsigned status_every_s;
         unsigned minimize_ms; /* automatic minimization budget per new crash; 0: off */
 } RunConfig;

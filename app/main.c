@@ -58,7 +58,11 @@ static void usage(FILE *f)
                 "  --seed N              seed of the run's PRNG (default: from the clock)\n"
                 "  --max-len BYTES       longest input (default: max(4096, largest seed))\n"
                 "  --keep-going          go on after a crash (default: stop at the first)\n"
-                "  --sandbox MODE        strict (default) or off\n"
+                "  --sandbox MODE        strict (default): a blocked syscall is a crash;\n"
+                "                        log: allow, and report each syscall strict refuses once;\n"
+                "                        off: no seccomp filter\n"
+                "  --sandbox-policy FILE JSON rules that add syscalls to the allowlist (see\n"
+                "                        README, \"The sandbox\")\n"
                 "  --status-every S      status line period in seconds (default 3)\n"
                 "  --minimize-time S     minimize each new crash for up to S seconds, in the\n"
                 "                        recovery helper (default 1; 0 or --no-minimize: off)\n"
@@ -142,6 +146,7 @@ static int cmd_run(int argc, char **argv)
                 OPT_MAXLEN,
                 OPT_KEEP,
                 OPT_SANDBOX,
+                OPT_SANDBOX_POLICY,
                 OPT_STATUS,
                 OPT_MINIMIZE_TIME,
                 OPT_NO_MINIMIZE,
@@ -159,6 +164,7 @@ static int cmd_run(int argc, char **argv)
             {"max-len", required_argument, NULL, OPT_MAXLEN},
             {"keep-going", no_argument, NULL, OPT_KEEP},
             {"sandbox", required_argument, NULL, OPT_SANDBOX},
+            {"sandbox-policy", required_argument, NULL, OPT_SANDBOX_POLICY},
             {"status-every", required_argument, NULL, OPT_STATUS},
             {"minimize-time", required_argument, NULL, OPT_MINIMIZE_TIME},
             {"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
@@ -176,6 +182,7 @@ static int cmd_run(int argc, char **argv)
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         cfg.workers = cores > 0 ? (unsigned)cores : 1;
         bool malloc_limit_set = false;
+        const char *policy_path = NULL;
         uint64_t v;
         double d;
         int c;
@@ -239,12 +246,16 @@ static int cmd_run(int argc, char **argv)
                 case OPT_SANDBOX: {
                         SandboxMode m;
                         if (sandbox_mode_parse(optarg, &m) < 0) {
-                                log_error("--sandbox takes 'strict' or 'off', not '%s'", optarg);
+                                log_error("--sandbox takes 'strict', 'log' or 'off', not '%s'",
+                                          optarg);
                                 return SF_EXIT_USAGE;
                         }
                         cfg.sandbox = sandbox_mode_name(m);
                         break;
                 }
+                case OPT_SANDBOX_POLICY:
+                        policy_path = optarg;
+                        break;
                 case OPT_STATUS:
                         if (parse_u64("--status-every", optarg, 1, 3600, &v) < 0)
                                 return SF_EXIT_USAGE;
@@ -289,7 +300,23 @@ static int cmd_run(int argc, char **argv)
         int r = check_target(&cfg);
         if (r)
                 return r;
-        return coordinator_run(&cfg);
+        /* A bad policy is a usage error, found before anything runs. */
+        char *policy = NULL;
+        if (policy_path) {
+                char err[1024];
+                if (strcmp(cfg.sandbox, "off") == 0) {
+                        log_error("--sandbox-policy has no effect with --sandbox off");
+                        return SF_EXIT_USAGE;
+                }
+                if (sandbox_policy_load(policy_path, &policy, err, sizeof(err)) < 0) {
+                        log_error("%s", err);
+                        return SF_EXIT_USAGE;
+                }
+                cfg.sandbox_policy = policy;
+        }
+        r = coordinator_run(&cfg);
+        free(policy);
+        return r;
 }
 
 static int cmd_reproduce(int argc, char **argv)

@@ -100,6 +100,7 @@ static int load_history(const ReproduceConfig *cfg, const cJSON *st, uint8_t **r
 int reproduce_run(const ReproduceConfig *cfg)
 {
         cJSON *report = NULL, *result = NULL;
+        char *policy = NULL;
         uint8_t *input = NULL;
         size_t len = 0;
         char err[1024];
@@ -131,6 +132,17 @@ int reproduce_run(const ReproduceConfig *cfg)
                         goto out;
                 max_len = (int64_t)hl.max_len;
         }
+        /* The policy in force when the crash was found travels in
+         * crash.json, so the policy file need not exist any more. */
+        const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(report, "sandbox");
+        const cJSON *stored_policy = cJSON_GetObjectItemCaseSensitive(sandbox, "policy");
+        if (cJSON_IsObject(stored_policy)) {
+                policy = cJSON_PrintUnformatted(stored_policy);
+                if (!policy) {
+                        code = SF_EXIT_INTERNAL;
+                        goto out;
+                }
+        }
         WprocConfig wc = {
             .target = target,
             .max_len = (size_t)(max_len > (int64_t)len ? max_len : (int64_t)(len ? len : 1)),
@@ -139,6 +151,7 @@ int reproduce_run(const ReproduceConfig *cfg)
             .rss_limit_mb = (unsigned)msg_int(limits, "rss_limit_mb", 2048),
             .malloc_limit_mb = (unsigned)msg_int(limits, "malloc_limit_mb", 0),
             .sandbox = msg_str(limits, "sandbox", "strict"),
+            .sandbox_policy = policy,
             .cov_fd = -1,
         };
         r = wproc_spawn(&w, &wc, err, sizeof(err));
@@ -175,6 +188,8 @@ int reproduce_run(const ReproduceConfig *cfg)
         if (msg_int(report, "minimized_len", -1) >= 0)
                 printf("  minimized %lld bytes (%s/crashes/%s/minimized)\n",
                        (long long)msg_int(report, "minimized_len", 0), cfg->out_dir, cfg->id);
+        printf("  sandbox  %s%s\n", wc.sandbox,
+               policy ? ", with the policy stored in crash.json" : "");
         print_hexdump(input, len, 256);
 
         if (strcmp(msg_str(result, "type", ""), "died") == 0) {
@@ -205,6 +220,7 @@ out:
         wproc_free(w);
         cJSON_Delete(result);
         cJSON_Delete(report);
+        cJSON_free(policy);
         free(input);
         return code;
 }

@@ -76,8 +76,8 @@ static void runner_record_death(int sig, siginfo_t *si, void *uctx, uint32_t rea
                                 d->syscall_args[i] = (uint64_t)u->uc_mcontext.regs[i];
         }
 #endif
-        if (sig == SIGSYS && si)
-                d->syscall_nr = si->si_syscall;
+        if (sig == SIGSYS)
+                d->syscall_nr = sandbox_sigsys_syscall(si);
         void *frames[RECORD_MAX_FRAMES];
         int n = backtrace(frames, RECORD_MAX_FRAMES);
         for (int i = 0; i < n; i++)
@@ -204,6 +204,9 @@ void runner_main(const RunnerArgs *a)
                  * runner's writes should block rather than lose output. */
                 fcntl(STDOUT_FILENO, F_SETFL, 0);
         }
+        /* Namespaces' empty root, no capabilities, no descriptors but ours. */
+        if (sandbox_isolate(a->sandbox) < 0)
+                _exit(RUNNER_EXIT_SETUP);
 
         uint8_t *exec_end = runner_map_guarded(l->max_len);
         uint8_t *work = malloc(l->max_len);

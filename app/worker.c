@@ -38,6 +38,7 @@
 #include "core/msg.h"
 #include "core/wproc.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/supervisor.h"
 #include "snapfuzz/exitcode.h"
 #include "snapfuzz/record.h"
 #include "snapfuzz/target.h"
@@ -336,6 +337,22 @@ static void worker_add_output(Worker *w, cJSON *m)
         }
 }
 
+/* The supervisor's reports (log mode, refused opens) go to whoever started
+ * us as "sandbox" events. */
+static void worker_on_sandbox_event(void *userdata, const cJSON *event)
+{
+        Worker *w = userdata;
+        cJSON *m = msg_new("sandbox");
+        const cJSON *field;
+
+        if (!m)
+                return;
+        cJSON_ArrayForEach(field, event)
+            cJSON_AddItemToObject(m, field->string, cJSON_Duplicate(field, 1));
+        (void)msg_send(w->evt_fd, m);
+        cJSON_Delete(m);
+}
+
 static int worker_run_batch(Worker *w, const cJSON *cmd)
 {
         RecordHeader *h = record_header(w->region);
@@ -371,6 +388,16 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         w->out_len = 0;
         w->quiet = msg_bool(cmd, "quiet", 0);
 
+        /* Log mode and policy directories need the worker to answer the
+         * runner's seccomp notifications. */
+        SandboxSupervisor *sup = NULL;
+        if (sandbox_supervisor_new(&sup, w->sandbox) < 0) {
+                close(out_pipe[0]);
+                close(out_pipe[1]);
+                worker_send_error(w, "sandbox", "cannot set up the sandbox's supervisor");
+                return -EIO;
+        }
+
         int64_t started = clock_now_ms();
         int close_fds[] = {w->cmd_fd, w->evt_fd, w->shm_fd, w->cov_fd, out_pipe[0]};
         RunnerArgs ra = {
@@ -389,6 +416,7 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                 int e = errno;
                 close(out_pipe[0]);
                 close(out_pipe[1]);
+                sandbox_supervisor_free(sup);
                 worker_send_error(w, "fork", strerror(e));
                 return -e;
         }
@@ -398,6 +426,7 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         int out_fd = out_pipe[0];
 
         int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        sandbox_supervisor_started(sup, pid, pidfd);
         KillReason kill_reason = KILL_NONE;
         int64_t kill_deadline = 0;
         uint64_t last_count = 0;
@@ -406,20 +435,30 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         int status = 0;
 
         for (;;) {
-                struct pollfd p[3] = {
+                struct pollfd p[4] = {
                     {.fd = pidfd, .events = POLLIN},
                     {.fd = w->cmd_fd, .events = POLLIN},
                     {.fd = out_fd, .events = POLLIN},
+                    {.fd = sandbox_supervisor_fd(sup), .events = POLLIN},
                 };
-                int pr = poll(p, 3, WORKER_TICK_MS);
+                int pr = poll(p, 4, WORKER_TICK_MS);
                 if (pr < 0 && errno != EINTR)
                         break;
                 if (pr > 0 && (p[2].revents & (POLLIN | POLLHUP)) &&
                     !worker_drain_output(w, out_fd))
                         out_fd = -1; /* end of file: poll ignores a negative fd */
-                pid_t got = waitpid(pid, &status, WNOHANG);
-                if (got == pid)
+                if (pr > 0 && p[3].revents)
+                        (void)sandbox_supervisor_dispatch(sup, worker_on_sandbox_event, w);
+                siginfo_t ended = {0};
+                if (waitid(P_PID, (id_t)pid, &ended, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                    ended.si_pid == pid) {
+                        /* Anything the target left in the runner's process
+                         * group goes with it (killed before the runner is
+                         * reaped, so the group id cannot be reused). */
+                        kill(-pid, SIGKILL);
+                        waitpid(pid, &status, 0);
                         break;
+                }
                 if (pr > 0 && (p[1].revents & (POLLIN | POLLHUP)) && kill_reason == KILL_NONE &&
                     worker_command_during_batch(w)) {
                         kill_reason = KILL_STOP;
@@ -451,6 +490,7 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                         kill_deadline = now + WORKER_DUMP_GRACE_MS;
                 }
         }
+        sandbox_supervisor_free(sup);
         if (pidfd >= 0)
                 close(pidfd);
         if (out_fd >= 0)
@@ -491,6 +531,8 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                 cJSON_AddNumberToObject(m, "runner_state", state);
                 worker_add_death(m, record_death(w->region));
                 worker_add_output(w, m);
+                /* What confined the runner, for crash.json and reproduce. */
+                cJSON_AddItemToObject(m, "sandbox", sandbox_describe(w->sandbox));
         }
         int r = msg_send(w->evt_fd, m);
         cJSON_Delete(m);
@@ -509,6 +551,7 @@ static int worker_parse_args(Worker *w, int argc, char **argv)
             {"timeout-ms", required_argument, NULL, 'T'},
             {"rss-limit-mb", required_argument, NULL, 'r'},
             {"sandbox", required_argument, NULL, 'x'},
+            {"sandbox-policy", required_argument, NULL, 'p'},
             {0},
         };
         int c;
@@ -544,6 +587,9 @@ static int worker_parse_args(Worker *w, int argc, char **argv)
                         w->cfg.sandbox = optarg;
                         if (sandbox_mode_parse(optarg, &w->sandbox_mode) < 0)
                                 return -EINVAL;
+                        break;
+                case 'p':
+                        w->cfg.sandbox_policy = optarg;
                         break;
                 default:
                         return -EINVAL;
@@ -583,14 +629,28 @@ int worker_main(int argc, char **argv)
                 return WORKER_EXIT_INTERNAL;
         }
         runner_prepare();
-        r = sandbox_new(&w.sandbox, w.sandbox_mode);
+        char err[512];
+        SandboxOptions so = {
+            .mode = w.sandbox_mode,
+            .policy_json = w.cfg.sandbox_policy,
+            .memory_limit_mb = w.cfg.rss_limit_mb,
+        };
+        r = sandbox_new_with(&w.sandbox, &so, err, sizeof(err));
         if (r < 0) {
-                worker_send_error(&w, "sandbox", strerror(-r));
+                worker_send_error(&w, "sandbox", err);
                 return WORKER_EXIT_INTERNAL;
         }
 
         if (worker_load(&w) < 0)
                 return WORKER_EXIT_LOAD;
+        /* After the target's initialization, which runs with the worker's
+         * full view of the host (files, network). */
+        r = sandbox_prepare(w.sandbox);
+        if (r < 0) {
+                snprintf(err, sizeof(err), "cannot prepare the sandbox: %s", strerror(-r));
+                worker_send_error(&w, "sandbox", err);
+                return WORKER_EXIT_INTERNAL;
+        }
 
         if (w.coverage->counters == 0)
                 w.coverage->counters = coverage_counters();
@@ -600,6 +660,7 @@ int worker_main(int argc, char **argv)
                 return WORKER_EXIT_INTERNAL;
         cJSON_AddNumberToObject(hello, "pid", getpid());
         cJSON_AddNumberToObject(hello, "counters", (double)coverage_counters());
+        cJSON_AddItemToObject(hello, "sandbox", sandbox_describe(w.sandbox));
         r = msg_send(w.evt_fd, hello);
         cJSON_Delete(hello);
         if (r < 0)

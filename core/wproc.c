@@ -162,6 +162,8 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
             a_rss,
             (char *)"--sandbox",
             (char *)(cfg->sandbox ? cfg->sandbox : "strict"),
+            cfg->sandbox_policy ? (char *)"--sandbox-policy" : NULL,
+            (char *)cfg->sandbox_policy,
             NULL,
         };
 

@@ -23,9 +23,11 @@ typedef struct WprocConfig {
         unsigned timeout_ms;
         unsigned rss_limit_mb;    /* 0: no limit */
         unsigned malloc_limit_mb; /* one allocation larger than this is a crash; 0: none */
-        const char *sandbox;      /* "strict" or "off" */
+        const char *sandbox;      /* "strict", "log" or "off" */
         int cov_fd;               /* shared coverage map; -1: a private one */
         unsigned init_timeout_ms; /* how long loading may take; 0: 120 s */
+        /* The policy file's rules as JSON (sandbox_policy_load), or NULL. */
+        const char *sandbox_policy;
 } WprocConfig;
 
 typedef struct Wproc Wproc;

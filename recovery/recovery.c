@@ -98,6 +98,7 @@ static int helper_start_verifier(Helper *hp)
             .rss_limit_mb = hp->cfg->rss_limit_mb,
             .malloc_limit_mb = hp->cfg->malloc_limit_mb,
             .sandbox = hp->cfg->sandbox,
+            .sandbox_policy = hp->cfg->sandbox_policy,
             .cov_fd = -1,
         };
         int r = wproc_spawn(&hp->verifier, &wc, err, sizeof(err));
@@ -351,6 +352,12 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
                 cJSON_AddNumberToObject(limits, "max_len", (double)hp->cfg->max_len);
                 cJSON_AddStringToObject(limits, "sandbox", hp->cfg->sandbox);
         }
+        /* The sandbox in force (mode, policy, namespaces, rlimits), as the
+         * worker described it: `reproduce` runs under the same policy even
+         * when the policy file is gone. */
+        const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(died, "sandbox");
+        if (cJSON_IsObject(sandbox))
+                cJSON_AddItemToObject(report, "sandbox", cJSON_Duplicate(sandbox, 1));
         cJSON *times = cJSON_AddObjectToObject(report, "recovery");
         if (times) {
                 cJSON_AddNumberToObject(times, "rebuild_ms", (double)(rebuilt - started));

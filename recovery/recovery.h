@@ -25,7 +25,8 @@ typedef struct RecoveryConfig {
         unsigned rss_limit_mb;
         unsigned malloc_limit_mb;
         const char *sandbox;
-        unsigned minimize_ms; /* budget of the automatic minimization; 0: none */
+        unsigned minimize_ms;       /* budget of the automatic minimization; 0: none */
+        const char *sandbox_policy; /* JSON, or NULL */
 } RecoveryConfig;
 
 /* Runs the helper until its command pipe closes. @job_region is a mapping

@@ -1,23 +1,29 @@
 /*
  * The runner's seccomp policy, written as data: a table of named syscall
- * groups, each with one line saying why it is blocked, and policy_compile(),
- * the one function that turns a table into a libseccomp filter. The idea
- * comes from systemd's syscall filter sets; the code is our own.
+ * groups, each with one line saying why, and policy_compile(), the one
+ * function that turns a policy into a libseccomp filter. The idea comes from
+ * systemd's syscall filter sets; the code is our own.
  *
- * This first version is a denylist: everything not named here is allowed.
- * Blocked syscalls trap (SIGSYS, reported by the runner with the group's
- * reason); a few whose arguments live in memory the filter cannot read
- * (clone3, openat2) fail with ENOSYS instead, so that libc falls back to the
- * older syscall whose flags the filter can check.
+ * The policy is an allowlist. The allowed groups hold what an in-process
+ * parse loop needs: memory management, I/O on the descriptors the runner
+ * already has, time, threads and their futexes, signals to itself, and
+ * exit. Everything else traps (SIGSYS, reported by the runner with the
+ * syscall's name and arguments: crash kind `sandbox`), or, in log mode, is
+ * reported to the worker and allowed. The refused groups name the syscalls
+ * a report is most likely to be about, and say why they are refused; the
+ * locked ones are those a policy file may not allow, because they would let
+ * the target get around the sandbox itself.
  *
  * Invariants:
- * - A syscall appears in at most one group, so that a blocked syscall has
- *   exactly one reason (tests/test_sandbox.c checks this).
+ * - A syscall appears in at most one allowed group and at most one refused
+ *   group (tests/test_sandbox.c checks this), so a refused syscall has
+ *   exactly one reason.
  * - Conditions on an int-sized argument compare only its low 32 bits (the
  *   kernel ignores the rest), so garbage in the upper half cannot slip a
  *   call past a rule. Conditions on pointers and longs compare all 64 bits.
- * - Syscalls of a foreign ABI (i386 via int 0x80, x32 on x86_64) trap
- *   whatever their number: the table speaks about native numbers only.
+ * - The filter checks the architecture first: a syscall of a foreign ABI
+ *   (i386 via int 0x80, x32 on x86_64) traps whatever its number, since the
+ *   table speaks about native numbers only.
  */
 #include "sandbox/policy.h"
 
@@ -26,6 +32,10 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 
 #include "snapfuzz/banned.h"
@@ -50,80 +60,198 @@
 #define CLONE_FLAGS_ARG 0
 #endif
 
+/* The signal rules below spell out "every signal but SIGSYS" for the
+ * generic signal numbering. */
+#if SIGSYS != 31
+#error "the rt_sigaction rules assume SIGSYS is 31"
+#endif
+
+/* A refused syscall: documentation and reports; the filter's default
+ * action (trap, or notify in log mode) does the refusing. */
 #define SYS(name, ...)                                                                             \
         {                                                                                          \
                 .syscall = (name), __VA_ARGS__                                                     \
         }
+/* An allowed syscall, under the conditions given, if any. */
+#define ALLOW(name, ...) SYS(name, .action = POLICY_ALLOW, __VA_ARGS__)
 
 /* (argument & mask) == value over all 64 bits. */
 #define ARG_MASKED_EQ(n, mask, value)                                                              \
         {                                                                                          \
                 .arg = (n), .op = SCMP_CMP_MASKED_EQ, .datum_a = (mask), .datum_b = (value)        \
         }
-/* Any of @bits set / @bits all clear (for flags). */
-#define ARG_HAS(n, bits) ARG_MASKED_EQ(n, (bits), (bits))
+/* @bits all clear (for flags). */
 #define ARG_LACKS(n, bits) ARG_MASKED_EQ(n, (bits), 0)
 /* An int argument equals @value (the kernel reads only the low 32 bits). */
 #define ARG_INT_EQ(n, value) ARG_MASKED_EQ(n, UINT32_C(0xffffffff), (uint32_t)(value))
-/* A 64-bit argument (pointer, long) differs from @value. */
-#define ARG_NE(n, value)                                                                           \
+/* A 64-bit argument (pointer, long) equals @value. */
+#define ARG_EQ(n, value)                                                                           \
         {                                                                                          \
-                .arg = (n), .op = SCMP_CMP_NE, .datum_a = (value)                                  \
+                .arg = (n), .op = SCMP_CMP_EQ, .datum_a = (value)                                  \
         }
 
+/* The namespace flags of clone (CLONE_NEWTIME shares its bit with the exit
+ * signal in clone(2) and only means something to clone3 and unshare). */
+#define CLONE_NAMESPACE_FLAGS                                                                      \
+        (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
+         CLONE_NEWPID | CLONE_NEWNET)
+
+/* ---- the allowlist ---- */
+
 /*
- * Threads are clone(CLONE_VM|CLONE_THREAD|...): anything without
- * CLONE_THREAD is a new process. A thread must not get new namespaces
- * either. clone3 passes its flags in a struct the filter cannot read, so it
- * fails with ENOSYS and glibc (2.34+) falls back to clone.
+ * malloc, thread stacks and the runner's own buffers. No new executable
+ * memory: mmap and mprotect are allowed only without PROT_EXEC (see the
+ * "executable memory" group).
  */
-static const PolicyRule process_rules[] = {
-    SYS("execve"),
-    SYS("execveat"),
-    SYS("fork"),
-    SYS("vfork"),
-    SYS("uselib"),
-    SYS("clone", .when = {ARG_LACKS(CLONE_FLAGS_ARG, CLONE_THREAD)}),
-    SYS("clone", .when = {ARG_HAS(CLONE_FLAGS_ARG, CLONE_NEWNS)}),
-    SYS("clone", .when = {ARG_HAS(CLONE_FLAGS_ARG, CLONE_NEWCGROUP)}),
-    SYS("clone", .when = {ARG_HAS(CLONE_FLAGS_ARG, CLONE_NEWUTS)}),
-    SYS("clone", .when = {ARG_HAS(CLONE_FLAGS_ARG, CLONE_NEWIPC)}),
-    SYS("clone", .when = {ARG_HAS(CLONE_FLAGS_ARG, CLONE_NEWUSER)}),
-    SYS("clone", .when = {ARG_HAS(CLONE_FLAGS_ARG, CLONE_NEWPID)}),
-    SYS("clone", .when = {ARG_HAS(CLONE_FLAGS_ARG, CLONE_NEWNET)}),
+static const PolicyRule memory_rules[] = {
+    ALLOW("brk"),
+    ALLOW("mmap", .when = {ARG_LACKS(2, PROT_EXEC)}),
+    ALLOW("mprotect", .when = {ARG_LACKS(2, PROT_EXEC)}),
+    ALLOW("munmap"),
+    ALLOW("mremap"),
+    ALLOW("madvise"),
+    ALLOW("membarrier"),
+};
+
+/*
+ * I/O on descriptors the runner already holds: its output pipe, and files a
+ * policy file lets it open. Every other descriptor is closed before the
+ * target runs, so these reach nothing else. fstat is newfstatat(fd, "",
+ * AT_EMPTY_PATH) in glibc 2.33 and later, and stdio calls it before its
+ * first write. isatty() is ioctl(TCGETS); no other ioctl is allowed. fcntl
+ * only reads and sets descriptor and status flags and duplicates.
+ */
+static const PolicyRule descriptor_rules[] = {
+    ALLOW("read"),
+    ALLOW("write"),
+    ALLOW("readv"),
+    ALLOW("writev"),
+    ALLOW("pread64"),
+    ALLOW("pwrite64"),
+    ALLOW("preadv"),
+    ALLOW("pwritev"),
+    ALLOW("preadv2"),
+    ALLOW("pwritev2"),
+    ALLOW("lseek"),
+    ALLOW("close"),
+    ALLOW("fstat"),
+    ALLOW("newfstatat"),
+    ALLOW("getdents64"),
+    ALLOW("dup"),
+    ALLOW("dup2"),
+    ALLOW("dup3"),
+    ALLOW("fcntl", .when = {ARG_INT_EQ(1, F_GETFD)}),
+    ALLOW("fcntl", .when = {ARG_INT_EQ(1, F_SETFD)}),
+    ALLOW("fcntl", .when = {ARG_INT_EQ(1, F_GETFL)}),
+    ALLOW("fcntl", .when = {ARG_INT_EQ(1, F_SETFL)}),
+    ALLOW("fcntl", .when = {ARG_INT_EQ(1, F_DUPFD_CLOEXEC)}),
+    ALLOW("ioctl", .when = {ARG_INT_EQ(1, TCGETS)}),
+};
+
+/* Clocks and sleeping: only the vDSO fallbacks and timeouts reach these. */
+static const PolicyRule time_rules[] = {
+    ALLOW("clock_gettime"), ALLOW("clock_getres"),    ALLOW("gettimeofday"), ALLOW("time"),
+    ALLOW("nanosleep"),     ALLOW("clock_nanosleep"), ALLOW("times"),
+};
+
+/*
+ * Threads the target starts, and their futexes. A thread is
+ * clone(CLONE_VM|CLONE_THREAD|...) without namespace flags; clone without
+ * CLONE_THREAD would be a new process ("process creation"). clone3 passes
+ * its flags in a struct the filter cannot read, so it fails with ENOSYS and
+ * glibc (2.34+) falls back to clone. Threads may name themselves.
+ */
+static const PolicyRule thread_rules[] = {
+    ALLOW("clone", .when = {ARG_MASKED_EQ(CLONE_FLAGS_ARG, CLONE_THREAD | CLONE_NAMESPACE_FLAGS,
+                                          CLONE_THREAD)}),
     SYS("clone3", .action = POLICY_ENOSYS),
+    ALLOW("set_robust_list"),
+    ALLOW("set_tid_address"),
+    ALLOW("rseq"),
+    ALLOW("futex"),
+    ALLOW("futex_waitv", .generic_nr = 449),
+    ALLOW("sched_yield"),
+    ALLOW("sched_getaffinity"),
+    ALLOW("getcpu"),
+    ALLOW("prctl", .when = {ARG_INT_EQ(0, PR_SET_NAME)}),
+    ALLOW("prctl", .when = {ARG_INT_EQ(0, PR_GET_NAME)}),
 };
 
 /*
- * Creating, connecting and moving data over sockets. Options and names of
- * sockets (getsockopt, getsockname, ...) stay allowed: without these they
- * reach nothing. write() on an inherited socket cannot be told apart from
- * any other write and stays allowed too; the worker must not hand sockets
- * to runners.
+ * Signals to itself: handlers for any signal but SIGSYS (the runner's
+ * SIGSYS handler is what reports a blocked syscall, so it must stay; it may
+ * still be read: act == NULL), masks, and kill/tgkill aimed at its own pid
+ * (raise, abort, pthread_kill). POLICY_SELF_PID becomes the runner's pid
+ * when the filter is installed.
  */
-static const PolicyRule network_rules[] = {
-    SYS("socket"),   SYS("socketpair"), SYS("connect"),  SYS("bind"),    SYS("listen"),
-    SYS("accept"),   SYS("accept4"),    SYS("sendto"),   SYS("sendmsg"), SYS("sendmmsg"),
-    SYS("recvfrom"), SYS("recvmsg"),    SYS("recvmmsg"),
+static const PolicyRule signal_rules[] = {
+    ALLOW("rt_sigaction", .when = {ARG_EQ(1, 0)}),
+    /* Signals 0-30 and 32-64, as bit patterns of the low 32 bits. */
+    ALLOW("rt_sigaction", .when = {ARG_MASKED_EQ(0, UINT32_C(0xfffffff0), 0)}),
+    ALLOW("rt_sigaction", .when = {ARG_MASKED_EQ(0, UINT32_C(0xfffffff8), 16)}),
+    ALLOW("rt_sigaction", .when = {ARG_MASKED_EQ(0, UINT32_C(0xfffffffc), 24)}),
+    ALLOW("rt_sigaction", .when = {ARG_MASKED_EQ(0, UINT32_C(0xfffffffe), 28)}),
+    ALLOW("rt_sigaction", .when = {ARG_INT_EQ(0, 30)}),
+    ALLOW("rt_sigaction", .when = {ARG_MASKED_EQ(0, UINT32_C(0xffffffe0), 32)}),
+    ALLOW("rt_sigaction", .when = {ARG_INT_EQ(0, 64)}),
+    ALLOW("rt_sigprocmask"),
+    ALLOW("rt_sigreturn"),
+    ALLOW("rt_sigpending"),
+    ALLOW("rt_sigtimedwait"),
+    ALLOW("rt_sigsuspend"),
+    ALLOW("sigaltstack"),
+    ALLOW("kill", .when = {ARG_INT_EQ(0, POLICY_SELF_PID)}),
+    ALLOW("tgkill", .when = {ARG_INT_EQ(0, POLICY_SELF_PID)}),
 };
 
 /*
- * open and openat with any flag that can create or change a file. O_TMPFILE
- * and O_ACCMODE == 3 both include a write bit. Read-only opens stay allowed
- * in this version. openat2 keeps its flags in a struct: ENOSYS (glibc does
- * not use it for open()).
+ * Questions about itself that reach no one else: ids, limits (read only,
+ * own process), usage, randomness (glibc's malloc and arc4random use
+ * getrandom), uname and sysinfo (glibc's qsort asks for the memory size).
  */
-#define OPEN_WRITE_RULES(name, arg)                                                                \
-        SYS(name, .when = {ARG_HAS(arg, O_WRONLY)}), SYS(name, .when = {ARG_HAS(arg, O_RDWR)}),    \
-            SYS(name, .when = {ARG_HAS(arg, O_CREAT)}),                                            \
-            SYS(name, .when = {ARG_HAS(arg, O_TRUNC)}),                                            \
-            SYS(name, .when = {ARG_HAS(arg, O_APPEND)})
+static const PolicyRule self_rules[] = {
+    ALLOW("getpid"),    ALLOW("gettid"),
+    ALLOW("getuid"),    ALLOW("geteuid"),
+    ALLOW("getgid"),    ALLOW("getegid"),
+    ALLOW("getresuid"), ALLOW("getresgid"),
+    ALLOW("getrandom"), ALLOW("getrusage"),
+    ALLOW("getrlimit"), ALLOW("prlimit64", .when = {ARG_INT_EQ(0, 0), ARG_EQ(2, 0)}),
+    ALLOW("uname"),     ALLOW("sysinfo"),
+};
 
-static const PolicyRule file_write_rules[] = {
-    OPEN_WRITE_RULES("open", 1),
-    OPEN_WRITE_RULES("openat", 2),
+/* Ending: a thread, the whole runner, and the kernel's restart after a
+ * signal interrupted a sleep. */
+static const PolicyRule exit_rules[] = {
+    ALLOW("exit"),
+    ALLOW("exit_group"),
+    ALLOW("restart_syscall"),
+};
+
+/* ---- refused groups: what a report says, and what a policy file may add ---- */
+
+/*
+ * Files. A parser reads memory; the harness can read what it needs in
+ * LLVMFuzzerInitialize, before the sandbox, or a policy file can allow
+ * read-only opens under a directory (the worker opens the file and hands
+ * the runner the descriptor). Paths are not even looked up: stat, access
+ * and readlink are refused too (fstat on a descriptor is allowed).
+ */
+static const PolicyRule file_rules[] = {
+    SYS("open"),
+    SYS("openat"),
+    SYS("openat2"),
     SYS("creat"),
-    SYS("openat2", .action = POLICY_ENOSYS),
+    SYS("stat"),
+    SYS("lstat"),
+    SYS("statx"),
+    SYS("access"),
+    SYS("faccessat"),
+    SYS("faccessat2"),
+    SYS("readlink"),
+    SYS("readlinkat"),
+    SYS("getcwd"),
+    SYS("chdir"),
+    SYS("fchdir"),
     SYS("mkdir"),
     SYS("mkdirat"),
     SYS("mknod"),
@@ -139,6 +267,8 @@ static const PolicyRule file_write_rules[] = {
     SYS("unlinkat"),
     SYS("rmdir"),
     SYS("truncate"),
+    SYS("ftruncate"),
+    SYS("fallocate"),
     SYS("chmod"),
     SYS("fchmod"),
     SYS("fchmodat"),
@@ -160,129 +290,236 @@ static const PolicyRule file_write_rules[] = {
     SYS("utimes"),
     SYS("futimesat"),
     SYS("utimensat"),
+    SYS("inotify_init"),
+    SYS("inotify_init1"),
+    SYS("inotify_add_watch"),
+    SYS("memfd_create"),
 };
 
 /*
- * Reaching into other processes, loading code into the kernel, changing
- * namespaces and mounts, and the kernel interfaces most often used to
- * exploit it. personality() may only be queried (0xffffffff): new
- * personality flags such as READ_IMPLIES_EXEC would change how the runner's
- * memory is mapped. A target may not install seccomp filters of its own: a
- * stricter filter cannot open anything, but one that returns errors or
- * kills (or strict mode) would break the runner's own reporting.
+ * Programs and processes. A process forked by the target could outlive the
+ * runner; threads are allowed ("threads"). The worker refuses these rather
+ * than a trap: system(), popen() and posix_spawn() call clone with every
+ * signal blocked, and a trap would then kill the runner before its handler
+ * could name the syscall.
  */
-static const PolicyRule escape_rules[] = {
-    SYS("ptrace"),
-    SYS("process_vm_readv"),
-    SYS("process_vm_writev"),
-    SYS("pidfd_getfd"),
-    SYS("kcmp"),
-    SYS("bpf"),
-    SYS("perf_event_open"),
-    SYS("userfaultfd"),
+#define REFUSE(name, ...) SYS(name, .action = POLICY_NOTIFY_REFUSE, __VA_ARGS__)
+static const PolicyRule process_rules[] = {
+    REFUSE("execve"),
+    REFUSE("execveat"),
+    REFUSE("fork"),
+    REFUSE("vfork"),
+    REFUSE("clone", .when = {ARG_LACKS(CLONE_FLAGS_ARG, CLONE_THREAD)}),
+    SYS("uselib"),
+};
+
+/* Sockets: a runner talks to its worker through shared memory. */
+static const PolicyRule network_rules[] = {
+    SYS("socket"),     SYS("socketpair"),  SYS("connect"),     SYS("bind"),     SYS("listen"),
+    SYS("accept"),     SYS("accept4"),     SYS("sendto"),      SYS("sendmsg"),  SYS("sendmmsg"),
+    SYS("recvfrom"),   SYS("recvmsg"),     SYS("recvmmsg"),    SYS("shutdown"), SYS("getsockopt"),
+    SYS("setsockopt"), SYS("getsockname"), SYS("getpeername"),
+};
+
+/*
+ * Executable memory made at run time (PROT_EXEC in mmap or mprotect). A
+ * parser's code is loaded before the sandbox; refusing new executable
+ * pages keeps code an attacker wrote into memory from running. A JIT
+ * harness can allow mmap and mprotect without conditions in a policy file.
+ */
+static const PolicyRule exec_memory_rules[] = {
+    SYS("mmap"),
+    SYS("mprotect"),
+    SYS("pkey_mprotect"),
+    SYS("pkey_alloc"),
+};
+
+/*
+ * Descriptor operations beyond the few allowed: fcntl's F_SETOWN and
+ * F_SETSIG would send SIGIO to another process; ioctl reaches device
+ * drivers, the widest kernel attack surface (and TIOCSTI types into a
+ * terminal).
+ */
+static const PolicyRule descriptor_refused_rules[] = {
+    SYS("fcntl"),
+    SYS("ioctl"),
+};
+
+/*
+ * Signals to any process but the runner: kill(0)/kill(-pgrp) reach the
+ * worker's process group, kill(-1) every process of the user, and a pid
+ * the coordinator. pidfds are a way to the same.
+ */
+static const PolicyRule signal_refused_rules[] = {
+    SYS("kill"),
+    SYS("tgkill"),
+    SYS("tkill"),
+    SYS("rt_sigqueueinfo"),
+    SYS("rt_tgsigqueueinfo"),
+    SYS("pidfd_open"),
+    SYS("pidfd_send_signal"),
+};
+
+/* The runner's SIGSYS handler reports blocked syscalls; a target that
+ * replaced or ignored it could hide every other rule. */
+static const PolicyRule sigsys_rules[] = {
+    SYS("rt_sigaction"),
+};
+
+/*
+ * The worker kills the runner's whole process group when the runner ends;
+ * a process in a session or group of its own would survive that.
+ */
+static const PolicyRule process_group_rules[] = {
+    SYS("setsid"),
+    SYS("setpgid"),
+};
+
+/* rlimits are part of the sandbox; prlimit with a pid reaches other
+ * processes of the user. Reading its own limits is allowed. */
+static const PolicyRule rlimit_rules[] = {
+    SYS("setrlimit"),
+    SYS("prlimit64"),
+};
+
+/*
+ * Process attributes that undo the sandbox or the supervision: prctl
+ * (PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SET_PTRACER, ...),
+ * seccomp (a filter of its own could break the reporting), personality
+ * (READ_IMPLIES_EXEC), credentials and capabilities.
+ */
+static const PolicyRule attribute_rules[] = {
+    SYS("prctl"),     SYS("seccomp"),  SYS("personality"), SYS("capset"),    SYS("arch_prctl"),
+    SYS("setuid"),    SYS("setgid"),   SYS("setreuid"),    SYS("setregid"),  SYS("setresuid"),
+    SYS("setresgid"), SYS("setfsuid"), SYS("setfsgid"),    SYS("setgroups"),
+};
+
+/* Reaching into other processes: debugging, reading and writing their
+ * memory, stealing their descriptors. */
+static const PolicyRule debug_rules[] = {
+    SYS("ptrace"),        SYS("process_vm_readv"), SYS("process_vm_writev"), SYS("pidfd_getfd"),
+    SYS("kcmp"),          SYS("process_madvise"),  SYS("process_mrelease"),  SYS("move_pages"),
+    SYS("migrate_pages"), SYS("get_robust_list"),
+};
+
+/*
+ * Kernel interfaces that bypass seccomp or are the usual way into the
+ * kernel: io_uring runs I/O the filter never sees, bpf and perf_event_open
+ * load and observe kernel code, userfaultfd stretches kernel races,
+ * keyrings hold secrets, open_by_handle_at opens files by handle around any
+ * path check, modify_ldt and iopl are old and dangerous.
+ */
+static const PolicyRule kernel_rules[] = {
     SYS("io_uring_setup"),
     SYS("io_uring_enter"),
     SYS("io_uring_register"),
-    SYS("kexec_load"),
-    SYS("kexec_file_load"),
-    SYS("init_module"),
-    SYS("finit_module"),
-    SYS("delete_module"),
-    SYS("mount"),
-    SYS("umount"),
-    SYS("umount2"),
-    SYS("pivot_root"),
-    SYS("chroot"),
-    SYS("fsopen"),
-    SYS("fsconfig"),
-    SYS("fsmount"),
-    SYS("fspick"),
-    SYS("move_mount"),
-    SYS("open_tree"),
-    SYS("open_tree_attr", .generic_nr = 467),
-    SYS("mount_setattr"),
-    SYS("unshare"),
-    SYS("setns"),
-    SYS("open_by_handle_at"),
+    SYS("bpf"),
+    SYS("perf_event_open"),
+    SYS("userfaultfd"),
     SYS("keyctl"),
     SYS("add_key"),
     SYS("request_key"),
+    SYS("open_by_handle_at"),
+    SYS("name_to_handle_at"),
+    SYS("fanotify_init"),
     SYS("modify_ldt"),
-    SYS("personality", .when = {ARG_NE(0, UINT32_C(0xffffffff))}),
-    SYS("seccomp", .when = {ARG_INT_EQ(0, SECCOMP_SET_MODE_STRICT)}),
-    SYS("seccomp", .when = {ARG_INT_EQ(0, SECCOMP_SET_MODE_FILTER)}),
-    SYS("prctl", .when = {ARG_INT_EQ(0, PR_SET_SECCOMP)}),
+    SYS("iopl"),
+    SYS("ioperm"),
+    SYS("memfd_secret"),
+    SYS("lookup_dcookie"),
 };
 
-/*
- * The runner's SIGSYS handler is what reports a blocked syscall; a target
- * that replaced it could hide every other rule. Reading the current action
- * (act == NULL) stays allowed, and so does every other signal.
- */
-static const PolicyRule sigsys_rules[] = {
-    SYS("rt_sigaction", .when = {ARG_INT_EQ(0, SIGSYS), ARG_NE(1, 0)}),
-};
-
-/*
- * kill(0, ...) and kill(-pgrp, ...) reach the runner's process group, which
- * holds its worker and possibly the coordinator; kill(-1, ...) reaches every
- * process of the user. raise() and abort() use tgkill and stay allowed.
- */
-static const PolicyRule signal_rules[] = {
-    SYS("kill", .when = {ARG_INT_EQ(0, 0)}),
-    SYS("kill", .when = {ARG_HAS(0, UINT32_C(0x80000000))}),
-};
-
-/*
- * RLIMIT_CORE and RLIMIT_FSIZE are part of the sandbox (root could raise
- * them again), and prlimit with a pid reaches other processes of the user,
- * such as the coordinator. Reading limits stays allowed.
- */
-static const PolicyRule rlimit_rules[] = {
-    SYS("setrlimit"),
-    SYS("prlimit64", .when = {ARG_NE(2, 0)}),
+/* Namespaces and mounts: a new namespace or a mount changes what every
+ * other rule protects. */
+static const PolicyRule namespace_rules[] = {
+    SYS("unshare"),       SYS("setns"),
+    SYS("mount"),         SYS("umount"),
+    SYS("umount2"),       SYS("pivot_root"),
+    SYS("chroot"),        SYS("fsopen"),
+    SYS("fsconfig"),      SYS("fsmount"),
+    SYS("fspick"),        SYS("move_mount"),
+    SYS("open_tree"),     SYS("open_tree_attr", .generic_nr = 467),
+    SYS("mount_setattr"),
 };
 
 /* Machine-wide state that a runner running as root could change. */
 static const PolicyRule system_rules[] = {
-    SYS("reboot"),        SYS("swapon"),       SYS("swapoff"),       SYS("sethostname"),
-    SYS("setdomainname"), SYS("settimeofday"), SYS("clock_settime"), SYS("adjtimex"),
-    SYS("clock_adjtime"), SYS("acct"),         SYS("quotactl"),      SYS("quotactl_fd"),
-    SYS("iopl"),          SYS("ioperm"),       SYS("vhangup"),
+    SYS("reboot"),        SYS("kexec_load"),    SYS("kexec_file_load"),
+    SYS("init_module"),   SYS("finit_module"),  SYS("delete_module"),
+    SYS("swapon"),        SYS("swapoff"),       SYS("sethostname"),
+    SYS("setdomainname"), SYS("settimeofday"),  SYS("clock_settime"),
+    SYS("adjtimex"),      SYS("clock_adjtime"), SYS("acct"),
+    SYS("quotactl"),      SYS("quotactl_fd"),   SYS("vhangup"),
+    SYS("syslog"),
 };
 
-#define GROUP(n, r, table)                                                                         \
+#define GROUP(n, r, is_allowed, is_locked, table)                                                  \
         {                                                                                          \
-                .name = n, .reason = r, .summary = n ": " r, .rules = table,                       \
-                .n_rules = ELEMENTSOF(table),                                                      \
+                .name = n, .reason = r, .summary = n ": " r, .allowed = is_allowed,                \
+                .locked = is_locked, .rules = table, .n_rules = ELEMENTSOF(table),                 \
         }
+#define ALLOWED(n, r, table) GROUP(n, r, true, false, table)
+#define REFUSED(n, r, table) GROUP(n, r, false, false, table)
+#define LOCKED(n, r, table) GROUP(n, r, false, true, table)
 
-static const PolicyGroup strict_groups[] = {
-    GROUP("process creation",
-          "a runner never starts programs, processes or namespaces (threads are fine)",
-          process_rules),
-    GROUP("network", "a runner talks to its worker through shared memory, never through sockets",
-          network_rules),
-    GROUP("file modification", "a runner may read files but never creates, changes or removes them",
-          file_write_rules),
-    GROUP("sandbox escape",
-          "a parser never debugs other processes, loads kernel code, mounts, changes namespaces "
-          "or installs seccomp filters",
-          escape_rules),
-    GROUP("SIGSYS handler", "the runner's SIGSYS handler reports blocked syscalls and must stay",
-          sigsys_rules),
-    GROUP("signals to others",
-          "a runner signals only itself, never its process group or all processes", signal_rules),
-    GROUP("resource limits",
-          "rlimits are part of the sandbox; a runner may read but not change them", rlimit_rules),
-    GROUP("system administration", "a runner never changes machine-wide state", system_rules),
+const PolicyGroup policy_groups[] = {
+    ALLOWED("memory", "malloc, thread stacks and the runner's buffers", memory_rules),
+    ALLOWED("descriptors", "I/O on the descriptors the runner already holds", descriptor_rules),
+    ALLOWED("time", "clocks and sleeping", time_rules),
+    ALLOWED("threads", "threads the target starts and their futexes", thread_rules),
+    ALLOWED("signals", "handlers, masks and signals to the runner itself", signal_rules),
+    ALLOWED("self", "questions about the runner itself", self_rules),
+    ALLOWED("exit", "ending a thread or the runner", exit_rules),
+
+    REFUSED("files",
+            "a runner opens no files and looks up no paths; a policy file can allow read-only "
+            "opens under a directory",
+            file_rules),
+    REFUSED("process creation", "a runner never starts programs or processes; threads are fine",
+            process_rules),
+    REFUSED("network", "a runner talks to its worker through shared memory, never through sockets",
+            network_rules),
+    REFUSED("executable memory",
+            "no new executable memory once the sandbox is up; a JIT harness can allow it in a "
+            "policy file",
+            exec_memory_rules),
+    REFUSED("descriptor control",
+            "only isatty's ioctl and fcntl's flag and dup commands are allowed",
+            descriptor_refused_rules),
+    LOCKED("signals to others", "a runner signals only itself, never its worker or other processes",
+           signal_refused_rules),
+    LOCKED("SIGSYS handler", "the runner's SIGSYS handler reports blocked syscalls and must stay",
+           sigsys_rules),
+    LOCKED("process group", "a runner stays in its own process group, which ends with it",
+           process_group_rules),
+    LOCKED("resource limits",
+           "rlimits are part of the sandbox; a runner may read but not change them", rlimit_rules),
+    LOCKED("process attributes",
+           "a runner never changes its credentials, personality, seccomp filters or prctl "
+           "attributes",
+           attribute_rules),
+    LOCKED("debugging", "a runner never reaches into another process", debug_rules),
+    LOCKED("kernel attack surface",
+           "io_uring, bpf, userfaultfd, keyrings and the like bypass seccomp or attack the kernel",
+           kernel_rules),
+    LOCKED("namespaces and mounts", "a runner never changes namespaces or mounts", namespace_rules),
+    LOCKED("system administration", "a runner never changes machine-wide state", system_rules),
 };
 
-const Policy policy_strict = {
-    .default_action = POLICY_ALLOW,
-    .groups = strict_groups,
-    .n_groups = ELEMENTSOF(strict_groups),
-};
+const size_t policy_n_groups = ELEMENTSOF(policy_groups);
+
+void policy_deinit(Policy *p)
+{
+        if (!p)
+                return;
+        for (size_t i = 0; i < p->n_extra; i++)
+                free((char *)p->extra[i].syscall);
+        free(p->extra);
+        for (size_t i = 0; i < p->n_dirs; i++)
+                free(p->dirs[i]);
+        free(p->dirs);
+        *p = (Policy){0};
+}
 
 int policy_rule_nr(const PolicyRule *rule)
 {
@@ -309,6 +546,9 @@ static uint32_t policy_action_to_scmp(PolicyAction action)
                 return SCMP_ACT_ERRNO(ENOSYS);
         case POLICY_ALLOW:
                 return SCMP_ACT_ALLOW;
+        case POLICY_NOTIFY_OPEN:
+        case POLICY_NOTIFY_REFUSE:
+                return SCMP_ACT_NOTIFY;
         }
         return SCMP_ACT_KILL_PROCESS;
 }
@@ -322,20 +562,50 @@ static unsigned policy_rule_n_conditions(const PolicyRule *rule)
         return n;
 }
 
-int policy_compile(const Policy *policy, scmp_filter_ctx *ret)
+static int policy_add_rule(scmp_filter_ctx ctx, const Policy *policy, bool notify,
+                           const PolicyRule *rule)
+{
+        bool asks_worker =
+            rule->action == POLICY_NOTIFY_OPEN || rule->action == POLICY_NOTIFY_REFUSE;
+        int nr = policy_rule_nr(rule);
+
+        if (nr < 0)
+                return 0; /* not on this architecture */
+        /* In log mode the default action already sends everything not
+         * allowed to the worker, and libseccomp refuses a rule whose action
+         * is the default one. Without a worker, such rules are left to the
+         * default action: a trap. */
+        if (asks_worker && (policy->log || !notify))
+                return 0;
+        return seccomp_rule_add_array(ctx, policy_action_to_scmp(rule->action), nr,
+                                      policy_rule_n_conditions(rule), rule->when);
+}
+
+/* Whether a policy file's rule names syscall @name. */
+static bool policy_names(const Policy *policy, const char *name)
+{
+        for (size_t i = 0; i < policy->n_extra; i++)
+                if (strcmp(policy->extra[i].syscall, name) == 0)
+                        return true;
+        return false;
+}
+
+int policy_compile(const Policy *policy, bool notify, scmp_filter_ctx *ret)
 {
         scmp_filter_ctx ctx;
         int r;
 
-        if (!policy || !ret)
+        if (!policy || !ret || (policy->log && !notify))
                 return -EINVAL;
 
-        ctx = seccomp_init(policy_action_to_scmp(policy->default_action));
+        ctx = seccomp_init(policy->log ? SCMP_ACT_NOTIFY : SCMP_ACT_TRAP);
         if (!ctx)
                 return -ENOMEM;
 
-        /* A foreign ABI would reinterpret every number in the table. Trap
-         * rather than kill, so that the runner reports it (si_arch tells). */
+        /* The architecture check comes first in the program: a foreign ABI
+         * would reinterpret every number in the table. Trap rather than
+         * kill, so that the runner reports it (si_arch tells), in log mode
+         * too. */
         r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRAP);
         if (r < 0)
                 goto release_ctx;
@@ -344,20 +614,26 @@ int policy_compile(const Policy *policy, scmp_filter_ctx *ret)
          * an optimization: older libseccomp refuses it, which is fine. */
         (void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 
-        for (size_t g = 0; g < policy->n_groups; g++) {
-                const PolicyGroup *group = &policy->groups[g];
+        for (size_t g = 0; g < policy_n_groups; g++) {
+                const PolicyGroup *group = &policy_groups[g];
 
                 for (size_t i = 0; i < group->n_rules; i++) {
-                        const PolicyRule *rule = &group->rules[i];
-                        int nr = policy_rule_nr(rule);
-
-                        if (nr < 0)
-                                continue; /* not on this architecture */
-                        r = seccomp_rule_add_array(ctx, policy_action_to_scmp(rule->action), nr,
-                                                   policy_rule_n_conditions(rule), rule->when);
+                        /* The default action refuses what refused groups
+                         * name, unless the worker is to do it. */
+                        if (!group->allowed && group->rules[i].action != POLICY_NOTIFY_REFUSE)
+                                continue;
+                        /* A policy file that allows the syscall decides. */
+                        if (!group->allowed && policy_names(policy, group->rules[i].syscall))
+                                continue;
+                        r = policy_add_rule(ctx, policy, notify, &group->rules[i]);
                         if (r < 0)
                                 goto release_ctx;
                 }
+        }
+        for (size_t i = 0; i < policy->n_extra; i++) {
+                r = policy_add_rule(ctx, policy, notify, &policy->extra[i]);
+                if (r < 0)
+                        goto release_ctx;
         }
 
         *ret = ctx;
@@ -368,13 +644,15 @@ release_ctx:
         return r;
 }
 
-const PolicyGroup *policy_find_group(const Policy *policy, int nr)
+static const PolicyGroup *policy_find(int nr, bool allowed)
 {
-        if (!policy || nr < 0)
+        if (nr < 0)
                 return NULL;
-        for (size_t g = 0; g < policy->n_groups; g++) {
-                const PolicyGroup *group = &policy->groups[g];
+        for (size_t g = 0; g < policy_n_groups; g++) {
+                const PolicyGroup *group = &policy_groups[g];
 
+                if (group->allowed != allowed)
+                        continue;
                 for (size_t i = 0; i < group->n_rules; i++)
                         if (policy_rule_nr(&group->rules[i]) == nr)
                                 return group;
@@ -382,12 +660,22 @@ const PolicyGroup *policy_find_group(const Policy *policy, int nr)
         return NULL;
 }
 
-const char *policy_find_name(const Policy *policy, int nr)
+const PolicyGroup *policy_find_refused(int nr)
 {
-        if (!policy || nr < 0)
+        return policy_find(nr, false);
+}
+
+const PolicyGroup *policy_find_allowed(int nr)
+{
+        return policy_find(nr, true);
+}
+
+const char *policy_find_name(int nr)
+{
+        if (nr < 0)
                 return NULL;
-        for (size_t g = 0; g < policy->n_groups; g++) {
-                const PolicyGroup *group = &policy->groups[g];
+        for (size_t g = 0; g < policy_n_groups; g++) {
+                const PolicyGroup *group = &policy_groups[g];
 
                 for (size_t i = 0; i < group->n_rules; i++)
                         if (policy_rule_nr(&group->rules[i]) == nr)

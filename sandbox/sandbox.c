@@ -1,28 +1,35 @@
 /*
- * The runner's confinement. sandbox_new() runs once in the worker: it
- * compiles the policy table (sandbox/policy.c) with libseccomp and exports
- * the resulting classic-BPF program into a buffer the Sandbox owns.
- * sandbox_apply() runs in every runner right after fork(): it lowers two
- * rlimits, sets no_new_privs and hands the ready-made program to the
- * kernel.
+ * The Sandbox object: sandbox_new_with() runs once in the worker; it reads
+ * the policy (the built-in table plus a policy file), compiles it with
+ * libseccomp and exports the resulting classic-BPF program into a buffer
+ * the Sandbox owns, noting where the runner's pid goes. sandbox_apply()
+ * runs in every runner: it lowers rlimits, sets no_new_privs, writes its
+ * pid into its (copy-on-write) copy of the program and hands it to the
+ * kernel. Namespaces and descriptors are isolate.c, the worker's side of
+ * log mode and policy directories supervisor.c.
  *
  * Invariants:
  * - sandbox_apply() allocates nothing, takes no locks and calls only
  *   async-signal-safe functions, so it is safe in the child of a fork()
- *   even if the parent had threads; it only reads the Sandbox.
- * - A Sandbox in SANDBOX_STRICT mode always holds a complete, non-empty
- *   program; one in SANDBOX_OFF mode holds none.
+ *   even if the parent had threads; it writes only the pid slots of the
+ *   program, in the child's own copy.
+ * - A Sandbox in strict mode holds two complete programs (one that asks
+ *   the worker, one that needs none), in log mode one, in off mode none.
  * - sandbox_syscall_name() strings live until the process exits (a small
  *   cache, filled at most once per syscall number); nothing leaks per call.
  */
 #include "sandbox/sandbox.h"
+#include "sandbox/internal.h"
 #include "sandbox/policy.h"
+#include "sandbox/policyfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -32,22 +39,29 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "snapfuzz/banned.h"
 
 #ifndef SECCOMP_FILTER_FLAG_SPEC_ALLOW
 #define SECCOMP_FILTER_FLAG_SPEC_ALLOW (1UL << 2)
 #endif
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
+/* si_code of a seccomp SIGSYS; glibc does not define it. */
+#ifndef SYS_SECCOMP
+#define SYS_SECCOMP 1
+#endif
 
-/* Syscall numbers up to this bound get a cached name. Native numbers on
- * every architecture snapfuzz runs on are far below it. */
-#define SANDBOX_NAME_CACHE_SIZE 1024
+/* Policy files larger than this are not policies. */
+#define SANDBOX_POLICY_MAX_BYTES (1u << 20)
 
-struct Sandbox {
-        SandboxMode mode;
-        /* The program handed to the kernel; .filter is owned by the
-         * Sandbox, .len == 0 in SANDBOX_OFF mode. */
-        struct sock_fprog prog;
-};
+/* What a report says about a refused syscall that no group names. */
+#define SANDBOX_NOT_ALLOWED                                                                        \
+        "not in the allowlist: a parse loop does not need it; a policy file can allow it"
+
+pid_t sandbox_worker_pid;
 
 /* Reads the whole of @fd (from offset 0) into a new buffer. */
 static int sandbox_read_fd(int fd, void **ret_buf, size_t *ret_size)
@@ -91,15 +105,31 @@ free_buf:
         return r;
 }
 
+/* Finds the comparisons with POLICY_SELF_PID that sandbox_apply() patches. */
+static int sandbox_find_pid_slots(SandboxProgram *p)
+{
+        for (size_t i = 0; i < p->prog.len; i++) {
+                const struct sock_filter *insn = &p->prog.filter[i];
+
+                if (insn->k != POLICY_SELF_PID)
+                        continue;
+                if (insn->code != (BPF_JMP | BPF_JEQ | BPF_K) ||
+                    p->n_pid_patches == SANDBOX_MAX_PID_PATCHES)
+                        return -EPROTO;
+                p->pid_patch[p->n_pid_patches++] = i;
+        }
+        return 0;
+}
+
 /* Compiles @policy and exports it as a classic-BPF program into @ret. */
-static int sandbox_compile(const Policy *policy, struct sock_fprog *ret)
+static int sandbox_compile(const Policy *policy, bool notify, SandboxProgram *ret)
 {
         scmp_filter_ctx ctx;
         size_t size = 0;
         void *buf = NULL;
         int fd, r;
 
-        r = policy_compile(policy, &ctx);
+        r = policy_compile(policy, notify, &ctx);
         if (r < 0)
                 return r;
 
@@ -124,11 +154,11 @@ static int sandbox_compile(const Policy *policy, struct sock_fprog *ret)
                 goto free_buf;
         }
 
-        ret->filter = buf;
-        ret->len = (unsigned short)(size / sizeof(struct sock_filter));
+        ret->prog.filter = buf;
+        ret->prog.len = (unsigned short)(size / sizeof(struct sock_filter));
         close(fd);
         seccomp_release(ctx);
-        return 0;
+        return sandbox_find_pid_slots(ret);
 
 free_buf:
         free(buf);
@@ -139,38 +169,98 @@ release_ctx:
         return r;
 }
 
-int sandbox_new(Sandbox **ret, SandboxMode mode)
+int sandbox_new_with(Sandbox **ret, const SandboxOptions *o, char *err, size_t errlen)
 {
+        char scratch[8];
         Sandbox *s;
         int r;
 
-        if (!ret || (mode != SANDBOX_STRICT && mode != SANDBOX_OFF))
+        if (!err) {
+                err = scratch;
+                errlen = sizeof(scratch);
+        }
+        if (!ret || !o ||
+            (o->mode != SANDBOX_STRICT && o->mode != SANDBOX_OFF && o->mode != SANDBOX_LOG)) {
+                snprintf(err, errlen, "bad sandbox options");
                 return -EINVAL;
+        }
+        if (o->mode == SANDBOX_OFF && o->policy_json) {
+                snprintf(err, errlen, "a sandbox policy has no effect with --sandbox off");
+                return -EINVAL;
+        }
 
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        s->mode = mode;
+        s->mode = o->mode;
+        s->policy.log = o->mode == SANDBOX_LOG;
+        s->memory_limit_mb = o->memory_limit_mb;
+        s->no_namespaces = o->no_namespaces;
+        s->root_fd = -1;
+        s->child_fd = -1;
 
-        if (mode == SANDBOX_STRICT) {
-                r = sandbox_compile(&policy_strict, &s->prog);
+        if (o->policy_json) {
+                cJSON *root = NULL;
+
+                r = policyfile_parse_json("the sandbox policy", o->policy_json, &root, err, errlen);
+                if (r == 0) {
+                        r = policyfile_apply("the sandbox policy", NULL, root, &s->policy, err,
+                                             errlen);
+                        cJSON_Delete(root);
+                }
                 if (r < 0)
                         goto free_sandbox;
+                s->policy_json = strdup(o->policy_json);
+                if (!s->policy_json) {
+                        r = -ENOMEM;
+                        goto free_sandbox;
+                }
+        }
+
+        if (s->mode != SANDBOX_OFF) {
+                r = sandbox_compile(&s->policy, true, &s->notify);
+                if (r == 0 && s->mode == SANDBOX_STRICT)
+                        r = sandbox_compile(&s->policy, false, &s->trap);
+                if (r < 0) {
+                        snprintf(err, errlen, "cannot compile the seccomp filter: %s",
+                                 strerror(-r));
+                        goto free_sandbox;
+                }
         }
 
         *ret = s;
         return 0;
 
 free_sandbox:
-        free(s);
+        sandbox_free(s);
         return r;
+}
+
+int sandbox_new(Sandbox **ret, SandboxMode mode)
+{
+        SandboxOptions o = {.mode = mode};
+
+        return sandbox_new_with(ret, &o, NULL, 0);
 }
 
 void sandbox_free(Sandbox *s)
 {
         if (!s)
                 return;
-        free(s->prog.filter);
+        free(s->notify.prog.filter);
+        free(s->trap.prog.filter);
+        if (s->dir_fds) {
+                for (size_t i = 0; i < s->policy.n_dirs; i++)
+                        if (s->dir_fds[i] >= 0)
+                                close(s->dir_fds[i]);
+                free(s->dir_fds);
+        }
+        if (s->root_fd >= 0)
+                close(s->root_fd);
+        if (s->child_fd >= 0)
+                close(s->child_fd);
+        policy_deinit(&s->policy);
+        free(s->policy_json);
         free(s);
 }
 
@@ -180,26 +270,100 @@ void sandbox_free(Sandbox *s)
  * seccomp'd task (the default before Linux 5.16, and a real slowdown): the
  * runner holds no secret the target should not read, so it buys nothing.
  * Older kernels lack the flag (EINVAL) or seccomp(2) itself (ENOSYS).
+ * With @flags SECCOMP_FILTER_FLAG_NEW_LISTENER the result is the listener.
  */
-static int sandbox_load_filter(const struct sock_fprog *prog)
+static long sandbox_load_filter(const struct sock_fprog *prog, unsigned long flags)
 {
-        const unsigned long flags = SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+        long r;
 
-        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog) == 0)
-                return 0;
-        if (errno == EINVAL && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) == 0)
-                return 0;
-        if (errno == ENOSYS && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0) == 0)
+        r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags | SECCOMP_FILTER_FLAG_SPEC_ALLOW,
+                    prog);
+        if (r >= 0)
+                return r;
+        if (errno == EINVAL) {
+                r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog);
+                if (r >= 0)
+                        return r;
+        }
+        if (errno == ENOSYS && flags == 0 &&
+            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0) == 0)
                 return 0;
         return -errno;
+}
+
+/*
+ * The listener goes to the worker: the runner sends its number over the
+ * supervisor's socket, the worker takes a copy with pidfd_getfd() and
+ * answers one byte, and only then does the runner close its own copy. The
+ * target never sees the listener (with it, a second thread could answer
+ * its own notifications). read, write and close are allowed by every
+ * policy, so the exchange itself never waits on the worker.
+ */
+static int sandbox_hand_over_listener(int listener, int fd)
+{
+        int32_t number = listener;
+        char ack = 0;
+        ssize_t n;
+
+        do
+                n = write(fd, &number, sizeof(number));
+        while (n < 0 && errno == EINTR);
+        if (n == (ssize_t)sizeof(number)) {
+                do
+                        n = read(fd, &ack, 1);
+                while (n < 0 && errno == EINTR);
+        }
+        close(listener);
+        return ack == 1 ? 0 : -EPERM;
+}
+
+/* This process's copy of @p (copy-on-write after fork) gets its pid. */
+static void sandbox_patch_pid(const SandboxProgram *p)
+{
+        for (size_t i = 0; i < p->n_pid_patches; i++)
+                p->prog.filter[p->pid_patch[i]].k = (uint32_t)getpid();
+}
+
+/*
+ * The filter, and the listener to the worker when there is one. Should the
+ * worker not get the listener (no pidfd_getfd, or ptrace restrictions),
+ * strict mode stacks the trap-only program on top: of the actions of
+ * several filters the kernel takes the strictest, so what would have gone
+ * to the worker traps instead. Log mode cannot do without the worker.
+ */
+static int sandbox_load(const Sandbox *s)
+{
+        long r;
+        int fd = s->child_fd;
+
+        if (fd >= 0) {
+                sandbox_patch_pid(&s->notify);
+                r = sandbox_load_filter(&s->notify.prog, SECCOMP_FILTER_FLAG_NEW_LISTENER);
+                if (r >= 0) {
+                        r = sandbox_hand_over_listener((int)r, fd);
+                        close(fd);
+                        if (r == 0)
+                                return 0;
+                        if (s->mode != SANDBOX_STRICT)
+                                return (int)r;
+                } else {
+                        close(fd);
+                        if (s->mode != SANDBOX_STRICT)
+                                return (int)r;
+                }
+        } else if (s->mode != SANDBOX_STRICT) {
+                return -EINVAL;
+        }
+        sandbox_patch_pid(&s->trap);
+        r = sandbox_load_filter(&s->trap.prog, 0);
+        return r < 0 ? (int)r : 0;
 }
 
 int sandbox_apply(const Sandbox *s)
 {
         /* Soft and hard limit: without CAP_SYS_RESOURCE a hard limit cannot
-         * be raised again. */
+         * be raised again (and the filter refuses setrlimit anyway). */
         static const struct rlimit zero = {.rlim_cur = 0, .rlim_max = 0};
-
         if (!s)
                 return -EINVAL;
 
@@ -207,9 +371,24 @@ int sandbox_apply(const Sandbox *s)
         if (setrlimit(RLIMIT_CORE, &zero) < 0)
                 return -errno;
         /* No file grows: writing past the end of a regular file raises
-         * SIGXFSZ, which ends the runner. */
+         * SIGXFSZ, which ends the runner. The runner's own output goes to a
+         * pipe, which the limit does not touch. */
         if (setrlimit(RLIMIT_FSIZE, &zero) < 0)
                 return -errno;
+        /* In a user namespace of its own the count is the worker's, the
+         * runner's and their threads (not enforced for root on the host). */
+        if (s->namespaces) {
+                struct rlimit tasks = {SANDBOX_MAX_TASKS, SANDBOX_MAX_TASKS};
+
+                if (setrlimit(RLIMIT_NPROC, &tasks) < 0)
+                        return -errno;
+        }
+        if (s->address_space_limit) {
+                struct rlimit as = {s->address_space_limit, s->address_space_limit};
+
+                if (setrlimit(RLIMIT_AS, &as) < 0)
+                        return -errno;
+        }
         /* Required for an unprivileged filter, and it stops setuid binaries
          * from gaining anything should exec ever get through. */
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -217,7 +396,16 @@ int sandbox_apply(const Sandbox *s)
 
         if (s->mode == SANDBOX_OFF)
                 return 0;
-        return sandbox_load_filter(&s->prog);
+
+        /* A SIGSYS queued by this pid is the supervisor refusing a call. */
+        sandbox_worker_pid = getppid();
+
+        return sandbox_load(s);
+}
+
+bool sandbox_has_namespaces(const Sandbox *s)
+{
+        return s && s->namespaces;
 }
 
 int sandbox_mode_parse(const char *s, SandboxMode *ret)
@@ -226,6 +414,10 @@ int sandbox_mode_parse(const char *s, SandboxMode *ret)
                 return -EINVAL;
         if (strcmp(s, "strict") == 0) {
                 *ret = SANDBOX_STRICT;
+                return 0;
+        }
+        if (strcmp(s, "log") == 0) {
+                *ret = SANDBOX_LOG;
                 return 0;
         }
         if (strcmp(s, "off") == 0) {
@@ -242,6 +434,8 @@ const char *sandbox_mode_name(SandboxMode m)
                 return "strict";
         case SANDBOX_OFF:
                 return "off";
+        case SANDBOX_LOG:
+                return "log";
         }
         return NULL;
 }
@@ -251,13 +445,13 @@ const char *sandbox_mode_name(SandboxMode m)
  * found for a number is kept for the life of the process; a thread that
  * loses the race to store it frees its own copy.
  */
-static char *sandbox_name_cache[SANDBOX_NAME_CACHE_SIZE];
+static char *sandbox_name_cache[SANDBOX_NR_LIMIT];
 
 const char *sandbox_syscall_name(int nr)
 {
         char *name, *expected = NULL;
 
-        if (nr < 0 || nr >= SANDBOX_NAME_CACHE_SIZE)
+        if (nr < 0 || nr >= SANDBOX_NR_LIMIT)
                 return NULL;
 
         name = __atomic_load_n(&sandbox_name_cache[nr], __ATOMIC_ACQUIRE);
@@ -267,7 +461,7 @@ const char *sandbox_syscall_name(int nr)
         name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
         if (!name)
                 /* Newer than libseccomp: the policy may know it by number. */
-                return policy_find_name(&policy_strict, nr);
+                return policy_find_name(nr);
 
         if (!__atomic_compare_exchange_n(&sandbox_name_cache[nr], &expected, name, false,
                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -279,7 +473,115 @@ const char *sandbox_syscall_name(int nr)
 
 const char *sandbox_syscall_group(int nr)
 {
-        const PolicyGroup *group = policy_find_group(&policy_strict, nr);
+        const PolicyGroup *group;
 
-        return group ? group->summary : NULL;
+        if (nr < 0)
+                return NULL;
+        group = policy_find_refused(nr);
+        if (group)
+                return group->summary;
+        group = policy_find_allowed(nr);
+        if (group)
+                return NULL;
+        return SANDBOX_NOT_ALLOWED;
+}
+
+int sandbox_sigsys_syscall(const siginfo_t *si)
+{
+        if (!si || si->si_signo != SIGSYS)
+                return -1;
+        if (si->si_code == SYS_SECCOMP)
+                return si->si_syscall;
+        if (si->si_code == SI_QUEUE && sandbox_worker_pid > 0 && si->si_pid == sandbox_worker_pid)
+                return si->si_value.sival_int;
+        return -1;
+}
+
+int sandbox_policy_load(const char *path, char **ret_json, char *err, size_t errlen)
+{
+        Policy scratch = {0};
+        cJSON *root = NULL;
+        char *text = NULL, *json;
+        size_t len = 0;
+        FILE *f;
+        int r;
+
+        f = fopen(path, "re");
+        if (!f) {
+                r = -errno;
+                snprintf(err, errlen, "cannot read the sandbox policy %s: %s", path, strerror(-r));
+                return r;
+        }
+        text = malloc(SANDBOX_POLICY_MAX_BYTES + 1);
+        if (!text) {
+                fclose(f);
+                return -ENOMEM;
+        }
+        len = fread(text, 1, SANDBOX_POLICY_MAX_BYTES + 1, f);
+        r = ferror(f) ? -EIO : 0;
+        fclose(f);
+        if (r < 0 || len > SANDBOX_POLICY_MAX_BYTES) {
+                snprintf(err, errlen, "cannot read the sandbox policy %s: %s", path,
+                         r < 0 ? "read error" : "larger than 1 MiB");
+                r = r < 0 ? r : -EFBIG;
+                goto free_text;
+        }
+        text[len] = '\0';
+        if (strlen(text) != len) {
+                snprintf(err, errlen, "%s: not valid JSON (it contains a NUL byte)", path);
+                r = -EINVAL;
+                goto free_text;
+        }
+
+        r = policyfile_parse_json(path, text, &root, err, errlen);
+        if (r < 0)
+                goto free_text;
+        r = policyfile_apply(path, text, root, &scratch, err, errlen);
+        policy_deinit(&scratch);
+        if (r < 0)
+                goto delete_root;
+
+        json = cJSON_PrintUnformatted(root);
+        if (!json) {
+                r = -ENOMEM;
+                goto delete_root;
+        }
+        *ret_json = strdup(json);
+        cJSON_free(json);
+        r = *ret_json ? 0 : -ENOMEM;
+
+delete_root:
+        cJSON_Delete(root);
+free_text:
+        free(text);
+        return r;
+}
+
+cJSON *sandbox_describe(const Sandbox *s)
+{
+        cJSON *j = cJSON_CreateObject(), *limits;
+
+        if (!j || !s)
+                return j;
+        cJSON_AddStringToObject(j, "mode", sandbox_mode_name(s->mode));
+        if (s->policy_json) {
+                cJSON *policy = cJSON_Parse(s->policy_json);
+
+                if (policy)
+                        cJSON_AddItemToObject(j, "policy", policy);
+        }
+        cJSON_AddBoolToObject(j, "namespaces", s->namespaces);
+        cJSON_AddStringToObject(j, "root", s->root_fd >= 0 ? "empty" : "host");
+        cJSON_AddBoolToObject(j, "sanitizer", s->sanitizer);
+        limits = cJSON_AddObjectToObject(j, "rlimits");
+        if (limits) {
+                cJSON_AddNumberToObject(limits, "core", 0);
+                cJSON_AddNumberToObject(limits, "fsize", 0);
+                if (s->namespaces)
+                        cJSON_AddNumberToObject(limits, "nproc", SANDBOX_MAX_TASKS);
+                if (s->address_space_limit)
+                        cJSON_AddNumberToObject(limits, "as_mb",
+                                                (double)(s->address_space_limit >> 20));
+        }
+        return j;
 }

@@ -1,46 +1,126 @@
 /*
- * The runner's confinement: a seccomp filter built from a policy table
- * (sandbox/policy.c), plus no_new_privs and rlimits. The filter is compiled
- * to BPF once, in the worker, by sandbox_new(); each runner forked from the
- * worker only calls sandbox_apply(), which allocates nothing and costs a
- * handful of syscalls.
+ * The runner's confinement. A Sandbox is built once per worker:
  *
- * A blocked syscall raises SIGSYS in the runner (SECCOMP_RET_TRAP), whose
- * handler records the syscall number and arguments in the replay record's
- * death area; the runner then dies by SIGSYS and the crash is reported with
- * kind `sandbox`. The filter also refuses to let the target replace the
- * SIGSYS handler.
+ *   worker                                 runner (fork of the worker)
+ *   sandbox_new_with()   compile the filter
+ *   (load the target, LLVMFuzzerInitialize)
+ *   sandbox_prepare()    namespaces, empty root
+ *   per batch: sandbox_supervisor_new()
+ *              fork() ───────────────────▶ sandbox_isolate()  group, root, fds
+ *                                          (set up the loop)
+ *                                          sandbox_apply()    rlimits, no_new_privs,
+ *                                                             filter (+ listener)
+ *              supervise (supervisor.h)    run the target
+ *
+ * The filter is an allowlist (sandbox/policy.c). In strict mode any other
+ * syscall raises SIGSYS in the runner (SECCOMP_RET_TRAP), whose handler
+ * records the syscall number and arguments in the replay record's death
+ * area; the runner then dies by SIGSYS and the crash is reported with kind
+ * `sandbox`. In log mode such syscalls go to the worker instead, which
+ * reports each distinct one once and lets it run. A policy file adds
+ * syscalls, with conditions, or read-only opens under a directory (the
+ * worker opens those files for the runner).
  */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+struct cJSON;
 
 typedef enum SandboxMode {
-        SANDBOX_STRICT = 0, /* blocked syscalls kill the runner and are reported */
-        SANDBOX_OFF = 1,    /* no seccomp filter (rlimits and no_new_privs still apply) */
+        SANDBOX_STRICT = 0, /* anything not allowed kills the runner and is reported */
+        SANDBOX_OFF = 1,    /* no filter, no namespaces (rlimits, no_new_privs, fd closing stay) */
+        SANDBOX_LOG = 2,    /* anything not allowed runs, and is reported once per syscall */
 } SandboxMode;
+
+typedef struct SandboxOptions {
+        SandboxMode mode;
+        /* A policy file's rules, as sandbox_policy_load() returned them, or
+         * NULL. Not allowed with SANDBOX_OFF. */
+        const char *policy_json;
+        /* The run's --rss-limit-mb (0: none): the address-space limit of a
+         * runner is derived from it (max(8 GiB, 4 x the RSS limit)), unless a
+         * sanitizer that reserves shadow memory is loaded. */
+        unsigned memory_limit_mb;
+        /* Do not use namespaces even where the kernel allows them. */
+        bool no_namespaces;
+} SandboxOptions;
 
 typedef struct Sandbox Sandbox;
 
-/* Compiles the policy for @mode on the native architecture into @ret.
- * Returns 0 or a negative errno. */
+/* Compiles the policy for @o on the native architecture into @ret. On
+ * failure returns a negative errno and, when @err is not NULL, one line for
+ * a person. */
+int sandbox_new_with(Sandbox **ret, const SandboxOptions *o, char *err, size_t errlen);
+/* sandbox_new_with() with only a mode. */
 int sandbox_new(Sandbox **ret, SandboxMode mode);
 void sandbox_free(Sandbox *s);
 
-/* In a freshly forked runner: RLIMIT_CORE 0, RLIMIT_FSIZE 0,
- * PR_SET_NO_NEW_PRIVS, then the filter. Allocates nothing. Returns 0 or a
- * negative errno (the runner must not run the target if this fails). */
+/*
+ * In the worker, once, after the target is initialized and before the first
+ * runner: moves the worker into new user, network, IPC and mount namespaces
+ * where the kernel allows it without privileges (runners inherit them, so
+ * an allowed syscall sees no network and no IPC objects of the host), and
+ * prepares an empty read-only root that runners chroot into. Without user
+ * namespaces the rest of the sandbox still applies. Also opens the policy
+ * file's directories, and looks for a sanitizer runtime. Returns 0 or a
+ * negative errno (a policy directory that cannot be opened).
+ */
+int sandbox_prepare(Sandbox *s);
+/* Whether sandbox_prepare() got namespaces. */
+bool sandbox_has_namespaces(const Sandbox *s);
+
+/*
+ * In a freshly forked runner, first thing: a process group of its own (the
+ * worker kills the whole group when the runner ends), the empty root, no
+ * capabilities, and every file descriptor closed but 1 and 2 (the runner's
+ * output pipe) and the supervisor's socket. Allocates nothing. Returns 0 or
+ * a negative errno (the runner must not run the target then).
+ */
+int sandbox_isolate(const Sandbox *s);
+
+/*
+ * In the runner, the last step before the target runs: RLIMIT_CORE 0,
+ * RLIMIT_FSIZE 0, RLIMIT_NPROC (in a user namespace, where it counts only
+ * the runner's own tasks), RLIMIT_AS (see SandboxOptions),
+ * PR_SET_NO_NEW_PRIVS, then the filter, with the runner's pid patched in;
+ * with a supervisor, hands the notification listener to the worker.
+ * Allocates nothing. Returns 0 or a negative errno (the runner must not run
+ * the target if this fails).
+ */
 int sandbox_apply(const Sandbox *s);
 
-/* "strict" / "off" <-> SandboxMode. parse returns 0 or -EINVAL. */
+/* "strict" / "log" / "off" <-> SandboxMode. parse returns 0 or -EINVAL. */
 int sandbox_mode_parse(const char *s, SandboxMode *ret);
 const char *sandbox_mode_name(SandboxMode m);
 
 /* The name of syscall @nr on the native architecture, or NULL. */
 const char *sandbox_syscall_name(int nr);
 
-/* Why a blocked syscall is blocked: the policy group's name and reason, for
- * crash reports ("process creation: a runner never starts programs").
- * Returns NULL for a syscall the policy does not block. */
+/* Why syscall @nr is refused: the policy group's name and reason, for crash
+ * reports ("process creation: a runner never starts programs"), a generic
+ * line for a syscall no group names, NULL for one that is always allowed. */
 const char *sandbox_syscall_group(int nr);
+
+/*
+ * The blocked syscall a SIGSYS names: si_syscall for a seccomp trap, or the
+ * number the worker's supervisor sends when it refuses a syscall it was
+ * asked about. -1 for any other SIGSYS. Async-signal-safe, for the
+ * runner's handler.
+ */
+int sandbox_sigsys_syscall(const siginfo_t *si);
+
+/*
+ * Reads and checks policy file @path. On success *@ret_json is the policy
+ * as compact JSON (for workers and crash.json; the caller frees it). On
+ * failure returns -EINVAL (or another negative errno) and one line naming
+ * the place in the file in @err.
+ */
+int sandbox_policy_load(const char *path, char **ret_json, char *err, size_t errlen);
+
+/* What confines the runners, for reports and crash.json: {"mode", "policy",
+ * "namespaces", "root", "rlimits", ...}. NULL on allocation failure. */
+struct cJSON *sandbox_describe(const Sandbox *s);

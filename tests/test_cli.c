@@ -94,7 +94,7 @@ Test(cli, bad_option_values)
         const char *a3[] = {"run", t, "--runs", "-5", NULL};
         expect_usage_error(a3, "--runs takes a whole number");
         const char *a4[] = {"run", t, "--sandbox", "bogus", NULL};
-        expect_usage_error(a4, "--sandbox takes 'strict' or 'off'");
+        expect_usage_error(a4, "--sandbox takes 'strict', 'log' or 'off'");
         const char *a5[] = {"run", t, "--frobnicate", NULL};
         expect_usage_error(a5, "unknown option --frobnicate");
         const char *a6[] = {"run", NULL};

@@ -1,0 +1,459 @@
+/*
+ * Seccomp notifications, worker side (see supervisor.h for the protocol).
+ *
+ * Invariants:
+ * - The runner's filter is the only source of notifications, and the
+ *   listener is taken before the target runs (sandbox.c hands it over), so
+ *   every notification comes from the target or its threads.
+ * - Nothing a notification carries is trusted: paths are read from the
+ *   runner's memory and checked, but the kernel never re-reads them; the
+ *   worker opens the file and installs the descriptor. The pointer is read
+ *   once, and the request is checked to be still pending after the read
+ *   (SECCOMP_IOCTL_NOTIF_ID_VALID), so a recycled pid cannot answer.
+ * - CONTINUE is used only in log mode, which confines nothing by design.
+ * - The worker never blocks on a runner: the listener is read only when
+ *   poll() says a notification is there.
+ */
+#include "sandbox/supervisor.h"
+#include "sandbox/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "snapfuzz/banned.h"
+
+#ifndef SECCOMP_ADDFD_FLAG_SEND
+#define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
+#define SECCOMP_USER_NOTIF_FLAG_CONTINUE (1UL << 0)
+#endif
+
+/* The kernel's O_LARGEFILE, which glibc defines as 0 on 64-bit targets but
+ * a raw open may still carry. */
+#if defined(__x86_64__)
+#define KERNEL_O_LARGEFILE 0100000
+#elif defined(__aarch64__)
+#define KERNEL_O_LARGEFILE 0400000
+#else
+#define KERNEL_O_LARGEFILE 0
+#endif
+
+/* Flags a read-only open below a policy directory may carry. */
+#define OPEN_FLAGS_ALLOWED                                                                         \
+        (O_CLOEXEC | O_NOFOLLOW | O_DIRECTORY | O_NONBLOCK | O_NOCTTY | O_NOATIME |                \
+         KERNEL_O_LARGEFILE)
+
+struct SandboxSupervisor {
+        Sandbox *sandbox;
+        int ctl_fd;   /* our end of the socket, until the listener arrives */
+        int listener; /* the runner's notification listener, or -1 */
+        pid_t runner;
+        int pidfd;
+        struct seccomp_notif *req;
+        struct seccomp_notif_resp *resp;
+        int nr_open, nr_openat;
+};
+
+int sandbox_supervisor_new(SandboxSupervisor **ret, Sandbox *s)
+{
+        SandboxSupervisor *sup;
+        int sv[2];
+
+        *ret = NULL;
+        if (!s || s->mode == SANDBOX_OFF)
+                return 0;
+
+        sup = calloc(1, sizeof(*sup));
+        if (!sup)
+                return -ENOMEM;
+        sup->sandbox = s;
+        sup->ctl_fd = sup->listener = sup->pidfd = -1;
+        sup->runner = -1;
+        sup->nr_open = seccomp_syscall_resolve_name("open");
+        sup->nr_openat = seccomp_syscall_resolve_name("openat");
+        if (seccomp_notify_alloc(&sup->req, &sup->resp) < 0) {
+                free(sup);
+                return -ENOMEM;
+        }
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+                int r = -errno;
+
+                sandbox_supervisor_free(sup);
+                return r;
+        }
+        sup->ctl_fd = sv[0];
+        if (s->child_fd >= 0)
+                close(s->child_fd);
+        s->child_fd = sv[1];
+        *ret = sup;
+        return 0;
+}
+
+void sandbox_supervisor_started(SandboxSupervisor *sup, pid_t runner, int pidfd)
+{
+        if (!sup)
+                return;
+        sup->runner = runner;
+        sup->pidfd = pidfd;
+        /* The runner has its copy; ours would keep the socket open. */
+        if (sup->sandbox->child_fd >= 0) {
+                close(sup->sandbox->child_fd);
+                sup->sandbox->child_fd = -1;
+        }
+}
+
+int sandbox_supervisor_fd(const SandboxSupervisor *sup)
+{
+        if (!sup)
+                return -1;
+        return sup->listener >= 0 ? sup->listener : sup->ctl_fd;
+}
+
+void sandbox_supervisor_free(SandboxSupervisor *sup)
+{
+        if (!sup)
+                return;
+        if (sup->ctl_fd >= 0)
+                close(sup->ctl_fd);
+        if (sup->listener >= 0)
+                close(sup->listener);
+        if (sup->sandbox && sup->sandbox->child_fd >= 0) {
+                close(sup->sandbox->child_fd);
+                sup->sandbox->child_fd = -1;
+        }
+        seccomp_notify_free(sup->req, sup->resp);
+        free(sup);
+}
+
+/* Takes the listener the runner announces (sandbox.c). */
+static int take_listener(SandboxSupervisor *sup)
+{
+        int32_t number = -1;
+        char ack = 0;
+        ssize_t n;
+        int fd = -1, r = 0;
+
+        do
+                n = read(sup->ctl_fd, &number, sizeof(number));
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)sizeof(number)) {
+                /* The runner ended before installing its filter. */
+                close(sup->ctl_fd);
+                sup->ctl_fd = -1;
+                return 0;
+        }
+        if (sup->pidfd >= 0)
+                fd = (int)syscall(SYS_pidfd_getfd, sup->pidfd, number, 0);
+        if (fd < 0)
+                r = sup->pidfd >= 0 ? -errno : -ENOSYS;
+        else
+                ack = 1;
+        (void)!write(sup->ctl_fd, &ack, 1);
+        close(sup->ctl_fd);
+        sup->ctl_fd = -1;
+        if (fd >= 0)
+                sup->listener = fd;
+        return r;
+}
+
+/* Reads a NUL-terminated string from the runner's memory, a page at a time
+ * (a read that crosses into an unmapped page fails as a whole). */
+static int read_remote_string(pid_t pid, uint64_t addr, char *buf, size_t cap)
+{
+        size_t got = 0;
+
+        if (!addr)
+                return -EFAULT;
+        while (got + 1 < cap) {
+                uint64_t at = addr + got;
+                size_t chunk = 4096 - (size_t)(at % 4096);
+                struct iovec local, remote;
+                ssize_t n;
+
+                if (chunk > cap - 1 - got)
+                        chunk = cap - 1 - got;
+                local = (struct iovec){.iov_base = buf + got, .iov_len = chunk};
+                remote = (struct iovec){.iov_base = (void *)(uintptr_t)at, .iov_len = chunk};
+                n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+                if (n <= 0)
+                        return -EFAULT;
+                if (memchr(buf + got, '\0', (size_t)n))
+                        return 0;
+                got += (size_t)n;
+        }
+        buf[cap - 1] = '\0';
+        return -ENAMETOOLONG;
+}
+
+/* The argument that holds a path, for the syscalls that take one. */
+static int path_arg(int nr)
+{
+        static const struct {
+                const char *name;
+                int arg;
+        } table[] = {
+            {"open", 0},     {"openat", 1},     {"openat2", 1},   {"creat", 0},
+            {"execve", 0},   {"execveat", 1},   {"stat", 0},      {"lstat", 0},
+            {"statx", 1},    {"access", 0},     {"faccessat", 1}, {"faccessat2", 1},
+            {"readlink", 0}, {"readlinkat", 1}, {"mkdir", 0},     {"mkdirat", 1},
+            {"unlink", 0},   {"unlinkat", 1},   {"rmdir", 0},     {"chdir", 0},
+            {"truncate", 0}, {"rename", 0},     {"renameat", 1},  {"renameat2", 1},
+            {"link", 0},     {"linkat", 1},     {"symlink", 1},   {"symlinkat", 2},
+            {"chmod", 0},    {"fchmodat", 1},   {"chown", 0},     {"fchownat", 1},
+            {"mknod", 0},    {"mknodat", 1},    {"utimensat", 1}, {"chroot", 0},
+            {"mount", 1},    {"umount2", 0},    {"uselib", 0},    {"inotify_add_watch", 1},
+        };
+        const char *name = sandbox_syscall_name(nr);
+
+        if (!name)
+                return -1;
+        for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+                if (strcmp(table[i].name, name) == 0)
+                        return table[i].arg;
+        return -1;
+}
+
+static void emit(SandboxSupervisor *sup, const char *what, int nr, const char *path,
+                 const char *why, SandboxEventFn fn, void *userdata)
+{
+        const struct seccomp_data *d = &sup->req->data;
+        const char *name = sandbox_syscall_name(nr);
+        const char *group = sandbox_syscall_group(nr);
+        cJSON *e = cJSON_CreateObject(), *args;
+        char hex[24];
+
+        if (!e || !fn) {
+                cJSON_Delete(e);
+                return;
+        }
+        cJSON_AddStringToObject(e, "event", what);
+        cJSON_AddStringToObject(e, "syscall", name ? name : "unknown");
+        cJSON_AddNumberToObject(e, "nr", nr);
+        args = cJSON_AddArrayToObject(e, "args");
+        for (int i = 0; args && i < 6; i++) {
+                snprintf(hex, sizeof(hex), "0x%" PRIx64, (uint64_t)d->args[i]);
+                cJSON_AddItemToArray(args, cJSON_CreateString(hex));
+        }
+        if (path)
+                cJSON_AddStringToObject(e, "path", path);
+        if (group)
+                cJSON_AddStringToObject(e, "group", group);
+        if (why)
+                cJSON_AddStringToObject(e, "why", why);
+        fn(userdata, e);
+        cJSON_Delete(e);
+}
+
+static void respond(SandboxSupervisor *sup, int error, int64_t val, uint32_t flags)
+{
+        memset(sup->resp, 0, sizeof(*sup->resp));
+        sup->resp->id = sup->req->id;
+        sup->resp->error = error;
+        sup->resp->val = val;
+        sup->resp->flags = flags;
+        /* ENOENT: the call was interrupted or the runner died meanwhile. */
+        (void)ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_SEND, sup->resp);
+}
+
+/* Log mode: report each distinct syscall once per worker, then let it run. */
+static void handle_log(SandboxSupervisor *sup, SandboxEventFn fn, void *userdata)
+{
+        const struct seccomp_data *d = &sup->req->data;
+        int nr = d->nr;
+
+        if (nr >= 0 && nr < SANDBOX_NR_LIMIT && !(sup->sandbox->logged[nr / 8] & (1u << nr % 8))) {
+                char path[PATH_MAX];
+                int arg = path_arg(nr);
+                bool have_path = false;
+
+                sup->sandbox->logged[nr / 8] |= (uint8_t)(1u << nr % 8);
+                if (arg >= 0)
+                        have_path = read_remote_string(sup->req->pid, d->args[arg], path,
+                                                       sizeof(path)) == 0;
+                emit(sup, "log", nr, have_path ? path : NULL, NULL, fn, userdata);
+        }
+        respond(sup, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+}
+
+/* How long a refused runner has to die of its SIGSYS: it may have SIGSYS
+ * blocked for a moment (posix_spawn restores its mask right after clone
+ * fails). */
+#define SUPERVISOR_DEATH_GRACE_MS 250
+
+/*
+ * A refused call: SIGSYS to the calling thread, carrying the syscall number
+ * (the runner's handler records it, then dies by SIGSYS, as for a trap),
+ * and an error for the call itself. A thread that blocks SIGSYS gets it
+ * when it unblocks; one that keeps it blocked would go on unreported, so a
+ * runner still alive after a grace period is killed outright.
+ */
+static void refuse(SandboxSupervisor *sup, int nr, int error, const char *path, const char *why,
+                   SandboxEventFn fn, void *userdata)
+{
+        struct pollfd p = {.fd = sup->pidfd, .events = POLLIN};
+        siginfo_t si;
+
+        memset(&si, 0, sizeof(si));
+        si.si_signo = SIGSYS;
+        si.si_code = SI_QUEUE;
+        si.si_pid = getpid();
+        si.si_uid = getuid();
+        si.si_value.sival_int = nr;
+        (void)syscall(SYS_rt_tgsigqueueinfo, sup->runner, (pid_t)sup->req->pid, SIGSYS, &si);
+        respond(sup, error, 0, 0);
+        if (path)
+                emit(sup, "refused", nr, path, why, fn, userdata);
+        if (sup->pidfd < 0 || poll(&p, 1, SUPERVISOR_DEATH_GRACE_MS) <= 0)
+                kill(sup->runner, SIGKILL);
+}
+
+/* Strict mode with policy directories: a read-only open the filter sent
+ * here. */
+static void handle_open(SandboxSupervisor *sup, SandboxEventFn fn, void *userdata)
+{
+        const struct seccomp_data *d = &sup->req->data;
+        const Sandbox *s = sup->sandbox;
+        bool is_openat = d->nr == sup->nr_openat;
+        uint64_t flags = is_openat ? d->args[2] : d->args[1];
+        uint64_t ptr = is_openat ? d->args[1] : d->args[0];
+        char path[PATH_MAX];
+        const char *rel = NULL;
+        size_t dir = 0;
+        int fd, r;
+
+        r = read_remote_string(sup->req->pid, ptr, path, sizeof(path));
+        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &sup->req->id) < 0)
+                return; /* the call is gone (interrupted, or the runner died) */
+        if (r < 0) {
+                respond(sup, r, 0, 0);
+                return;
+        }
+        if (flags & ~(uint64_t)OPEN_FLAGS_ALLOWED) {
+                refuse(sup, d->nr, -EACCES, path, "not a read-only open", fn, userdata);
+                return;
+        }
+        if (path[0] != '/') {
+                refuse(sup, d->nr, -EACCES, path,
+                       "a relative path (the policy's directories are reached by absolute paths)",
+                       fn, userdata);
+                return;
+        }
+        for (dir = 0; dir < s->policy.n_dirs; dir++) {
+                size_t len = strlen(s->policy.dirs[dir]);
+
+                if (strncmp(path, s->policy.dirs[dir], len) == 0 &&
+                    (path[len] == '/' || path[len] == '\0' || len == 1)) {
+                        rel = path + len;
+                        break;
+                }
+        }
+        if (!rel || !s->dir_fds) {
+                refuse(sup, d->nr, -EACCES, path, "outside the policy's directories", fn, userdata);
+                return;
+        }
+        while (*rel == '/')
+                rel++;
+        if (!*rel)
+                rel = ".";
+
+        /* Below the directory, whatever the path says: ".." and symlinks
+         * that lead out fail with EXDEV. */
+        struct open_how how = {
+            .flags =
+                (flags & (uint64_t)OPEN_FLAGS_ALLOWED & ~(uint64_t)KERNEL_O_LARGEFILE) | O_CLOEXEC,
+            .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+        };
+        fd = (int)syscall(SYS_openat2, s->dir_fds[dir], rel, &how, sizeof(how));
+        if (fd < 0) {
+                if (errno == EXDEV || errno == ENOSYS)
+                        refuse(sup, d->nr, -EACCES, path,
+                               errno == EXDEV ? "leaves the policy's directory (.. or a symlink)"
+                                              : "this kernel has no openat2 to check the path",
+                               fn, userdata);
+                else
+                        respond(sup, -errno, 0, 0);
+                return;
+        }
+
+        struct seccomp_notif_addfd addfd = {
+            .id = sup->req->id,
+            .flags = SECCOMP_ADDFD_FLAG_SEND,
+            .srcfd = (uint32_t)fd,
+            .newfd_flags = (uint32_t)(flags & O_CLOEXEC),
+        };
+        r = ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+        if (r < 0 && errno == EINVAL) {
+                /* Before Linux 5.14: install, then answer with the number. */
+                addfd.flags = 0;
+                r = ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+                if (r >= 0)
+                        respond(sup, 0, r, 0);
+        }
+        if (r < 0 && errno != ENOENT)
+                respond(sup, -EMFILE, 0, 0);
+        close(fd);
+}
+
+/* Strict mode: a syscall the policy has the worker refuse (process
+ * creation). */
+static void handle_refuse(SandboxSupervisor *sup, SandboxEventFn fn, void *userdata)
+{
+        const struct seccomp_data *d = &sup->req->data;
+        int nr = d->nr, arg = path_arg(nr);
+        char path[PATH_MAX];
+        bool have_path = false;
+
+        if (arg >= 0)
+                have_path =
+                    read_remote_string(sup->req->pid, d->args[arg], path, sizeof(path)) == 0;
+        refuse(sup, nr, -EPERM, have_path ? path : NULL, sandbox_syscall_group(nr), fn, userdata);
+}
+
+int sandbox_supervisor_dispatch(SandboxSupervisor *sup, SandboxEventFn fn, void *userdata)
+{
+        struct pollfd p;
+
+        if (!sup)
+                return 0;
+        if (sup->listener < 0)
+                return sup->ctl_fd >= 0 ? take_listener(sup) : 0;
+
+        /* RECV would wait for the next notification; look first. A hang-up
+         * alone means every task using the filter is gone. */
+        p = (struct pollfd){.fd = sup->listener, .events = POLLIN};
+        if (poll(&p, 1, 0) <= 0)
+                return 0;
+        if (!(p.revents & POLLIN)) {
+                close(sup->listener);
+                sup->listener = -1;
+                return 0;
+        }
+        memset(sup->req, 0, sizeof(*sup->req));
+        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_RECV, sup->req) < 0)
+                return 0; /* ENOENT: interrupted before we got to it */
+
+        int nr = (int)sup->req->data.nr;
+        if (sup->sandbox->mode == SANDBOX_LOG)
+                handle_log(sup, fn, userdata);
+        else if ((nr == sup->nr_openat || nr == sup->nr_open) && sup->sandbox->policy.n_dirs)
+                handle_open(sup, fn, userdata);
+        else
+                handle_refuse(sup, fn, userdata);
+        return 0;
+}

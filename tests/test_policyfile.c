@@ -1,0 +1,251 @@
+/*
+ * Tests of sandbox/policyfile.c through sandbox_policy_load() and
+ * sandbox_new_with(): every way a policy file can be wrong ends in one line
+ * that names the file, the line and the item; a good file adds exactly what
+ * it says, and the conditions it states are enforced.
+ */
+#include "sandbox/sandbox.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "snapfuzz/banned.h"
+
+#define EXIT_OK 42
+#define EXIT_NOT_BLOCKED 3
+
+TestSuite(policyfile, .timeout = 30);
+
+static char *write_policy(const char *text)
+{
+        char *path = strdup("/tmp/snapfuzz-policy-XXXXXX");
+        int fd = mkstemp(path);
+
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
+        return path;
+}
+
+/* Loads @text and expects failure with every one of @needles in the line. */
+static void expect_error(const char *text, const char *const *needles)
+{
+        char *path = write_policy(text);
+        char err[1024] = "", *json = NULL;
+        int r;
+
+        r = sandbox_policy_load(path, &json, err, sizeof(err));
+        cr_expect_lt(r, 0, "accepted: %s", text);
+        cr_expect_null(json);
+        cr_expect_null(strchr(err, '\n'), "one line: %s", err);
+        cr_expect(strncmp(err, path, strlen(path)) == 0, "names the file: %s", err);
+        for (size_t i = 0; needles[i]; i++)
+                cr_expect(strstr(err, needles[i]), "'%s' not in: %s", needles[i], err);
+        unlink(path);
+        free(path);
+}
+
+#define EXPECT_ERROR(text, ...)                                                                    \
+        do {                                                                                       \
+                static const char *const needles[] = {__VA_ARGS__, NULL};                          \
+                expect_error(text, needles);                                                       \
+        } while (0)
+
+Test(policyfile, not_json_names_line_and_column)
+{
+        EXPECT_ERROR("{\n  \"allow\": [\n    \"read\",\n  ]\n}\n", ":4:", "not valid JSON");
+        EXPECT_ERROR("{\"allow\": [\"read\"", ":1:", "not valid JSON");
+        EXPECT_ERROR("", "not valid JSON");
+        EXPECT_ERROR("{} trailing", "not valid JSON");
+}
+
+Test(policyfile, unknown_syscall_names_its_line_and_item)
+{
+        EXPECT_ERROR("{\n  \"allow\": [\n    \"getcwd\",\n    \"opneat\"\n  ]\n}\n",
+                     ":4: allow[1]: unknown syscall \"opneat\"");
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"nosuchcall\"}]}", "allow[0]", "unknown syscall");
+}
+
+Test(policyfile, locked_syscalls_cannot_be_allowed)
+{
+        EXPECT_ERROR("{\"allow\": [\"ptrace\"]}", "allow[0]", "ptrace cannot be allowed",
+                     "debugging");
+        EXPECT_ERROR("{\"allow\": [\"io_uring_setup\"]}", "kernel attack surface");
+        EXPECT_ERROR("{\"allow\": [\"rt_sigaction\"]}", "SIGSYS handler");
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"kill\", \"args\": [{\"arg\": 0, \"op\": "
+                     "\">\", \"value\": 0}]}]}",
+                     "signals to others");
+        EXPECT_ERROR("{\"allow\": [\"setrlimit\"]}", "resource limits");
+        EXPECT_ERROR("{\"allow\": [\"unshare\"]}", "namespaces");
+        EXPECT_ERROR("{\"allow\": [\"prctl\"]}", "process attributes");
+}
+
+Test(policyfile, conditions_it_cannot_express)
+{
+        /* libseccomp compares each argument once per rule. */
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"ioctl\", \"args\": ["
+                     "{\"arg\": 1, \"op\": \">\", \"value\": 1},"
+                     "{\"arg\": 1, \"op\": \"<\", \"value\": 9}]}]}",
+                     "allow[0].args[1]", "cannot be expressed");
+        /* Seccomp sees pointers, not paths. */
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"stat\", \"under\": \"/tmp\"}]}", "allow[0]",
+                     "cannot be expressed");
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"openat\", \"under\": \"/tmp\", \"access\": "
+                     "\"write\"}]}",
+                     "read");
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"openat\", \"under\": \"/tmp\", \"args\": "
+                     "[{\"arg\": 2, \"op\": \"==\", \"value\": 0}]}]}",
+                     "cannot be combined");
+        /* An unconditional open would make the directory meaningless. */
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"openat\", \"under\": \"/tmp\"}, \"openat\"]}",
+                     "allow[1]", "meaningless");
+        EXPECT_ERROR("{\"allow\": [\"openat\", {\"syscall\": \"openat\", \"under\": \"/tmp\"}]}",
+                     "allow[1]", "no effect");
+}
+
+Test(policyfile, malformed_rules)
+{
+        EXPECT_ERROR("[\"read\"]", "a policy is a JSON object");
+        EXPECT_ERROR("{\"alow\": []}", "unknown key \"alow\"");
+        EXPECT_ERROR("{\"allow\": \"read\"}", "\"allow\" must be an array");
+        EXPECT_ERROR("{\"allow\": [42]}", "allow[0]", "a rule is");
+        EXPECT_ERROR("{\"allow\": [{\"syscal\": \"read\"}]}", "allow[0]", "unknown key");
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"ioctl\", \"args\": [{\"arg\": 7, \"op\": "
+                     "\"==\", \"value\": 1}]}]}",
+                     "allow[0].args[0]", "0-5");
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"ioctl\", \"args\": [{\"arg\": 1, \"op\": "
+                     "\"=>\", \"value\": 1}]}]}",
+                     "unknown op \"=>\"");
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"ioctl\", \"args\": [{\"arg\": 1, \"op\": "
+                     "\"==\", \"value\": \"twelve\"}]}]}",
+                     "integer");
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"ioctl\", \"args\": [{\"arg\": 1, \"op\": "
+                     "\"&=\", \"value\": 3}]}]}",
+                     "mask");
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"ioctl\", \"args\": [{\"arg\": 1, \"op\": "
+                     "\"&=\", \"mask\": 1, \"value\": 3}]}]}",
+                     "could never match");
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"openat\", \"under\": \"tmp\"}]}", "absolute");
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"openat\", \"under\": \"/nonexistent-sf\"}]}",
+                     "not a directory");
+}
+
+Test(policyfile, missing_file)
+{
+        char err[512], *json = NULL;
+
+        cr_assert_lt(sandbox_policy_load("/nonexistent/policy.json", &json, err, sizeof(err)), 0);
+        cr_assert(strstr(err, "cannot read the sandbox policy /nonexistent/policy.json"), "%s",
+                  err);
+}
+
+Test(policyfile, a_good_file_loads_as_compact_json)
+{
+        char *path = write_policy("{\n"
+                                  "  \"description\": \"a harness that names its threads\",\n"
+                                  "  \"allow\": [\n"
+                                  "    \"getcwd\",\n"
+                                  "    {\"syscall\": \"getpriority\", \"why\": \"nice\",\n"
+                                  "     \"args\": [{\"arg\": 0, \"op\": \"==\", \"value\": 0}]},\n"
+                                  "    {\"syscall\": \"openat\", \"under\": \"/tmp\"},\n"
+                                  "    \"vm86\"\n"
+                                  "  ]\n"
+                                  "}\n");
+        char err[512] = "", *json = NULL;
+
+        cr_assert_eq(sandbox_policy_load(path, &json, err, sizeof(err)), 0, "%s", err);
+        cr_assert_not_null(json);
+        cr_expect_null(strchr(json, '\n'));
+        cr_expect(strstr(json, "\"getcwd\""), "%s", json);
+        cr_expect(strstr(json, "\"under\":\"/tmp\""), "%s", json);
+        free(json);
+        unlink(path);
+        free(path);
+}
+
+static const char *const allow_getcwd = "{\"allow\": [\"getcwd\"]}";
+
+/* Runs @fn in a child under a sandbox with @policy; returns its status. */
+static int run_with_policy(const char *policy, void (*fn)(void))
+{
+        SandboxOptions o = {.mode = SANDBOX_STRICT, .policy_json = policy};
+        char err[512] = "";
+        Sandbox *s = NULL;
+        int status;
+        pid_t pid;
+
+        cr_assert_eq(sandbox_new_with(&s, &o, err, sizeof(err)), 0, "%s", err);
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                if (sandbox_apply(s) < 0)
+                        _exit(2);
+                fn();
+                _exit(EXIT_OK);
+        }
+        sandbox_free(s);
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        return status;
+}
+
+static void call_getcwd(void)
+{
+        char buf[256];
+
+        if (!getcwd(buf, sizeof(buf)))
+                _exit(1);
+}
+
+Test(policyfile, an_allowed_syscall_runs)
+{
+        int status = run_with_policy(allow_getcwd, call_getcwd);
+
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "status %#x", status);
+        status = run_with_policy(NULL, call_getcwd);
+        cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS, "status %#x", status);
+}
+
+static const char *const allow_own_priority =
+    "{\"allow\": [{\"syscall\": \"getpriority\", \"args\": ["
+    "{\"arg\": 0, \"op\": \"==\", \"value\": 0}, {\"arg\": 1, \"op\": \"==\", \"value\": 0}]}]}";
+
+static void own_priority(void)
+{
+        errno = 0;
+        if (getpriority(PRIO_PROCESS, 0) == -1 && errno)
+                _exit(1);
+}
+
+static void group_priority(void)
+{
+        getpriority(PRIO_PGRP, 0);
+        _exit(EXIT_NOT_BLOCKED);
+}
+
+Test(policyfile, conditions_are_enforced)
+{
+        int status = run_with_policy(allow_own_priority, own_priority);
+
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "status %#x", status);
+        status = run_with_policy(allow_own_priority, group_priority);
+        cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS, "status %#x", status);
+}
+
+Test(policyfile, no_policy_with_sandbox_off)
+{
+        SandboxOptions o = {.mode = SANDBOX_OFF, .policy_json = allow_getcwd};
+        char err[512] = "";
+        Sandbox *s = NULL;
+
+        cr_assert_eq(sandbox_new_with(&s, &o, err, sizeof(err)), -EINVAL);
+        cr_assert(strstr(err, "--sandbox off"), "%s", err);
+        cr_assert_null(s);
+}

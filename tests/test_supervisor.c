@@ -1,0 +1,408 @@
+/*
+ * Tests of sandbox/supervisor.c: a test process plays the worker (it polls
+ * the supervisor and answers notifications) for a forked "runner" under the
+ * sandbox. Log mode reports each refused syscall once and lets it run; a
+ * policy directory lets read-only opens below it through, opened by the
+ * supervisor, and refuses everything else with SIGSYS.
+ */
+#include "sandbox/sandbox.h"
+#include "sandbox/supervisor.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "snapfuzz/banned.h"
+
+#define EXIT_OK 42
+#define EXIT_FAILED 1
+#define EXIT_NOT_BLOCKED 3
+
+TestSuite(supervisor, .timeout = 30);
+
+typedef struct Events {
+        cJSON *list;
+} Events;
+
+static void collect(void *userdata, const cJSON *event)
+{
+        Events *e = userdata;
+
+        cJSON_AddItemToArray(e->list, cJSON_Duplicate(event, 1));
+}
+
+/* Runs @fn(@arg) in a child under @s, supervising it like a worker.
+ * Returns the child's wait status; events land in @events. */
+static int supervise(Sandbox *s, void (*fn)(void *), void *arg, Events *events)
+{
+        SandboxSupervisor *sup = NULL;
+        int status = 0, pidfd;
+        pid_t pid;
+
+        cr_assert_eq(sandbox_supervisor_new(&sup, s), 0);
+        cr_assert_not_null(sup, "this sandbox needs a supervisor");
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                if (sandbox_apply(s) < 0)
+                        _exit(2);
+                fn(arg);
+                _exit(EXIT_OK);
+        }
+        pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        sandbox_supervisor_started(sup, pid, pidfd);
+        for (;;) {
+                struct pollfd p = {.fd = sandbox_supervisor_fd(sup), .events = POLLIN};
+
+                if (poll(&p, 1, 20) > 0)
+                        cr_assert_eq(sandbox_supervisor_dispatch(sup, collect, events), 0);
+                if (waitpid(pid, &status, WNOHANG) == pid)
+                        break;
+        }
+        sandbox_supervisor_free(sup);
+        close(pidfd);
+        return status;
+}
+
+static Sandbox *new_sandbox(SandboxMode mode, const char *policy)
+{
+        SandboxOptions o = {.mode = mode, .policy_json = policy, .no_namespaces = true};
+        char err[512] = "";
+        Sandbox *s = NULL;
+
+        cr_assert_eq(sandbox_new_with(&s, &o, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(sandbox_prepare(s), 0);
+        return s;
+}
+
+static const cJSON *find_event(const Events *e, const char *syscall)
+{
+        const cJSON *ev;
+
+        cJSON_ArrayForEach(ev, e->list)
+        {
+                const cJSON *name = cJSON_GetObjectItemCaseSensitive(ev, "syscall");
+
+                if (cJSON_IsString(name) && strcmp(name->valuestring, syscall) == 0)
+                        return ev;
+        }
+        return NULL;
+}
+
+static int count_events(const Events *e, const char *syscall)
+{
+        const cJSON *ev;
+        int n = 0;
+
+        cJSON_ArrayForEach(ev, e->list)
+        {
+                const cJSON *name = cJSON_GetObjectItemCaseSensitive(ev, "syscall");
+
+                n += cJSON_IsString(name) && strcmp(name->valuestring, syscall) == 0;
+        }
+        return n;
+}
+
+static const char *field(const cJSON *ev, const char *key)
+{
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(ev, key);
+
+        return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* ---- log mode ---- */
+
+static void uses_refused_syscalls(void *arg)
+{
+        char buf[256];
+        int fd;
+
+        (void)arg;
+        for (int i = 0; i < 3; i++)
+                if (!getcwd(buf, sizeof(buf)))
+                        _exit(EXIT_FAILED);
+        fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0)
+                _exit(EXIT_FAILED);
+        close(fd);
+}
+
+Test(supervisor, log_mode_reports_each_syscall_once_and_lets_it_run)
+{
+        Sandbox *s = new_sandbox(SANDBOX_LOG, NULL);
+        Events e = {.list = cJSON_CreateArray()};
+        int status = supervise(s, uses_refused_syscalls, NULL, &e);
+        const cJSON *ev;
+
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "status %#x", status);
+        cr_expect_eq(count_events(&e, "getcwd"), 1, "getcwd reported once");
+        ev = find_event(&e, "openat");
+        cr_assert_not_null(ev, "openat reported");
+        cr_expect_str_eq(field(ev, "event"), "log");
+        cr_expect_str_eq(field(ev, "path"), "/proc/self/status");
+        cr_expect(strstr(field(ev, "group"), "files"), "%s", field(ev, "group"));
+        cr_expect_null(find_event(&e, "read"), "allowed syscalls are not reported");
+
+        /* The same worker reports nothing twice, runner after runner. */
+        cJSON_Delete(e.list);
+        e.list = cJSON_CreateArray();
+        status = supervise(s, uses_refused_syscalls, NULL, &e);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "status %#x", status);
+        cr_expect_eq(cJSON_GetArraySize(e.list), 0);
+        cJSON_Delete(e.list);
+        sandbox_free(s);
+}
+
+/* ---- process creation ---- */
+
+static int seen_nr = -2;
+
+static void record_nr(int sig, siginfo_t *si, void *uctx)
+{
+        (void)sig;
+        (void)uctx;
+        seen_nr = sandbox_sigsys_syscall(si);
+        /* Exit codes: 101 clone, 102 openat, 100 anything else. */
+        _exit(seen_nr == __NR_clone ? 101 : seen_nr == __NR_openat ? 102 : 100);
+}
+
+static void call_system(void *arg)
+{
+        char cmd[300];
+
+        snprintf(cmd, sizeof(cmd), "touch %s", (const char *)arg);
+        (void)!system(cmd);
+        _exit(EXIT_NOT_BLOCKED);
+}
+
+static void call_fork(void *arg)
+{
+        (void)arg;
+        if (fork() == 0)
+                _exit(0);
+        _exit(EXIT_NOT_BLOCKED);
+}
+
+/* Runs @fn under strict mode with the runner's kind of SIGSYS handler;
+ * returns the syscall number the handler saw, or -1. */
+static int refused_syscall(void (*fn)(void *), void *arg, Events *e)
+{
+        struct sigaction sa = {.sa_sigaction = record_nr, .sa_flags = SA_SIGINFO}, old;
+        Sandbox *s = new_sandbox(SANDBOX_STRICT, NULL);
+        int status;
+
+        /* Installed before the fork: the filter refuses rt_sigaction(SIGSYS). */
+        cr_assert_eq(sigaction(SIGSYS, &sa, &old), 0);
+        status = supervise(s, fn, arg, e);
+        sigaction(SIGSYS, &old, NULL);
+        sandbox_free(s);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) >= 100, "status %#x", status);
+        return WEXITSTATUS(status) == 101 ? __NR_clone : -1;
+}
+
+/* system() blocks every signal around clone: a trap would kill the runner
+ * without naming the syscall; the supervisor's SIGSYS waits for the mask. */
+Test(supervisor, system_is_refused_and_named)
+{
+        Events e = {.list = cJSON_CreateArray()};
+        char marker[] = "/tmp/snapfuzz-sup-system-XXXXXX";
+        int fd = mkstemp(marker);
+
+        cr_assert_geq(fd, 0);
+        close(fd);
+        unlink(marker);
+        cr_assert_eq(refused_syscall(call_system, marker, &e), __NR_clone);
+        cr_assert_eq(access(marker, F_OK), -1, "the command ran");
+        cJSON_Delete(e.list);
+}
+
+Test(supervisor, fork_is_refused_and_named)
+{
+        Events e = {.list = cJSON_CreateArray()};
+
+        cr_assert_eq(refused_syscall(call_fork, NULL, &e), __NR_clone);
+        cJSON_Delete(e.list);
+}
+
+/* ---- policy directories ---- */
+
+typedef struct Tree {
+        char dir[64];     /* the policy's directory */
+        char secret[128]; /* a file next to it */
+        char policy[256];
+} Tree;
+
+static void make_tree(Tree *t)
+{
+        char path[256];
+        FILE *f;
+
+        snprintf(t->dir, sizeof(t->dir), "/tmp/snapfuzz-sup-XXXXXX");
+        cr_assert_not_null(mkdtemp(t->dir));
+        snprintf(path, sizeof(path), "%s/allowed", t->dir);
+        cr_assert_eq(mkdir(path, 0755), 0);
+        snprintf(path, sizeof(path), "%s/allowed/data", t->dir);
+        f = fopen(path, "w");
+        fputs("hello", f);
+        fclose(f);
+        snprintf(t->secret, sizeof(t->secret), "%s/secret", t->dir);
+        f = fopen(t->secret, "w");
+        fputs("do not read", f);
+        fclose(f);
+        snprintf(path, sizeof(path), "%s/allowed/link", t->dir);
+        cr_assert_eq(symlink(t->secret, path), 0);
+        snprintf(t->policy, sizeof(t->policy),
+                 "{\"allow\": [{\"syscall\": \"openat\", \"under\": \"%s/allowed\"}]}", t->dir);
+}
+
+struct open_try {
+        char path[256];
+        int flags;
+        const char *expect; /* the content, or NULL for "must not open" */
+        int expect_errno;
+};
+
+static void try_open(void *arg)
+{
+        struct open_try *t = arg;
+        char buf[64] = {0};
+        int fd = open(t->path, t->flags | O_CLOEXEC);
+
+        if (fd < 0)
+                _exit(t->expect_errno && errno == t->expect_errno ? EXIT_OK : EXIT_FAILED);
+        if (!t->expect)
+                _exit(EXIT_NOT_BLOCKED);
+        if (read(fd, buf, sizeof(buf) - 1) < 0 || strcmp(buf, t->expect) != 0)
+                _exit(EXIT_FAILED);
+        close(fd);
+}
+
+static int run_open(const Tree *tree, const char *rel, int flags, const char *expect,
+                    int expect_errno, Events *e)
+{
+        Sandbox *s = new_sandbox(SANDBOX_STRICT, tree->policy);
+        struct open_try t = {.flags = flags, .expect = expect, .expect_errno = expect_errno};
+        int status;
+
+        snprintf(t.path, sizeof(t.path), "%s/%s", tree->dir, rel);
+        status = supervise(s, try_open, &t, e);
+        sandbox_free(s);
+        return status;
+}
+
+Test(supervisor, reads_under_the_directory_work)
+{
+        Events e = {.list = cJSON_CreateArray()};
+        Tree tree;
+        int status;
+
+        make_tree(&tree);
+        status = run_open(&tree, "allowed/data", O_RDONLY, "hello", 0, &e);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "status %#x", status);
+        /* A missing file is an ordinary error, not an escape. */
+        status = run_open(&tree, "allowed/missing", O_RDONLY, NULL, ENOENT, &e);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "status %#x", status);
+        cr_expect_eq(cJSON_GetArraySize(e.list), 0);
+        cJSON_Delete(e.list);
+}
+
+static void expect_refused(const Tree *tree, const char *rel, int flags, const char *why)
+{
+        Events e = {.list = cJSON_CreateArray()};
+        int status = run_open(tree, rel, flags, NULL, 0, &e);
+        const cJSON *ev;
+
+        cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS, "%s: status %#x", rel, status);
+        if (why) {
+                ev = find_event(&e, "openat");
+                cr_assert_not_null(ev, "%s: no refusal reported", rel);
+                cr_expect_str_eq(field(ev, "event"), "refused");
+                cr_expect(strstr(field(ev, "why"), why), "%s: %s", rel, field(ev, "why"));
+                cr_expect(strstr(field(ev, "path"), rel), "%s", field(ev, "path"));
+        }
+        cJSON_Delete(e.list);
+}
+
+Test(supervisor, everything_else_is_refused_with_sigsys)
+{
+        Tree tree;
+
+        make_tree(&tree);
+        expect_refused(&tree, "secret", O_RDONLY, "outside");
+        expect_refused(&tree, "allowed/../secret", O_RDONLY, "leaves");
+        expect_refused(&tree, "allowed/link", O_RDONLY, "leaves");
+        expect_refused(&tree, "allowedness", O_RDONLY, "outside");
+        /* Writing never reaches the supervisor: the filter traps it. */
+        expect_refused(&tree, "allowed/data", O_WRONLY, NULL);
+        expect_refused(&tree, "allowed/new", O_RDONLY | O_CREAT, NULL);
+}
+
+static void open_relative(void *arg)
+{
+        (void)arg;
+        open("data", O_RDONLY);
+        _exit(EXIT_NOT_BLOCKED);
+}
+
+Test(supervisor, relative_paths_are_refused)
+{
+        Events e = {.list = cJSON_CreateArray()};
+        Tree tree;
+        Sandbox *s;
+        int status;
+
+        make_tree(&tree);
+        s = new_sandbox(SANDBOX_STRICT, tree.policy);
+        status = supervise(s, open_relative, NULL, &e);
+        cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS, "status %#x", status);
+        cr_expect(strstr(field(find_event(&e, "openat"), "why"), "relative"));
+        cJSON_Delete(e.list);
+        sandbox_free(s);
+}
+
+static void open_secret(void *arg)
+{
+        open(arg, O_RDONLY);
+        _exit(EXIT_NOT_BLOCKED);
+}
+
+Test(supervisor, a_refused_open_names_openat_to_the_handler)
+{
+        Events e = {.list = cJSON_CreateArray()};
+        struct sigaction sa = {.sa_sigaction = record_nr, .sa_flags = SA_SIGINFO}, old;
+        Tree tree;
+        Sandbox *s;
+        int status;
+
+        make_tree(&tree);
+        s = new_sandbox(SANDBOX_STRICT, tree.policy);
+        cr_assert_eq(sigaction(SIGSYS, &sa, &old), 0);
+        status = supervise(s, open_secret, tree.secret, &e);
+        sigaction(SIGSYS, &old, NULL);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 102,
+                  "the handler should see openat; status %#x", status);
+        cJSON_Delete(e.list);
+        sandbox_free(s);
+}
+
+Test(supervisor, not_needed_with_the_sandbox_off)
+{
+        SandboxSupervisor *sup = (SandboxSupervisor *)1;
+        Sandbox *s = NULL;
+
+        cr_assert_eq(sandbox_new(&s, SANDBOX_OFF), 0);
+        cr_assert_eq(sandbox_supervisor_new(&sup, s), 0);
+        cr_assert_null(sup);
+        cr_assert_eq(sandbox_supervisor_fd(NULL), -1);
+        sandbox_supervisor_free(NULL);
+        sandbox_free(s);
+}
