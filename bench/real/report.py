@@ -45,9 +45,14 @@ def read_runs(hdir, f):
             continue
         r = {'eps': float(kv['execs']) / float(kv['duration']), 'cov': []}
         try:
+            # One line per snapshot time; should a time appear twice (a
+            # periodic snapshot at the very end next to the final one), the
+            # larger one is the complete corpus.
+            best = {}
             for line in open(os.path.join(d, 'coverage')):
-                t, br, ln = line.split()[:3]
-                r['cov'].append((int(t), int(br), int(ln)))
+                t, br, ln = (int(x) for x in line.split()[:3])
+                best[t] = max(best.get(t, (0, 0)), (br, ln))
+            r['cov'] = [(t,) + best[t] for t in sorted(best)]
         except OSError:
             pass
         runs[n] = r

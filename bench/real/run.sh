@@ -41,13 +41,16 @@ date=$(date -u +%FT%TZ) host=$(hostname) cores=$(nproc)
 loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)
 CFG
 
-# snapshots DIR_TO_COPY DEST: copies the corpus every $snap s until killed.
+# snapshots DIR_TO_COPY DEST: copies the corpus every $snap s until the
+# file DEST/stop appears; a copy in progress always finishes first.
 snapshots() {
-  local t=$snap
-  while :; do
-    sleep "$snap"
-    [ -d "$1" ] && cp -r "$1" "$2/$t" 2>/dev/null
-    t=$((t + snap))
+  local start=$SECONDS t=$snap
+  while [ ! -e "$2/stop" ]; do
+    sleep 1
+    if [ $((SECONDS - start)) -ge "$t" ] && [ "$t" -lt "$duration" ]; then
+      [ -d "$1" ] && cp -r "$1" "$2/$t" 2>/dev/null
+      t=$((t + snap))
+    fi
   done
 }
 
@@ -77,9 +80,7 @@ run_one() {
         -- "$b/afl" >"$d/log" 2>&1 ;;
   esac
   local t1=$(date +%s.%N)
-  kill "$snapper" 2>/dev/null; wait "$snapper" 2>/dev/null
-  # The last periodic snapshot may land at the end; "final" replaces it.
-  local s; for s in "$d"/snap/*/; do s=$(basename "$s"); [ "$s" -ge "$duration" ] && rm -rf "$d/snap/$s"; done
+  touch "$d/snap/stop"; wait "$snapper" 2>/dev/null; rm -f "$d/snap/stop"
   rm -rf "$d/snap/final"; cp -r "$corpus" "$d/snap/final" 2>/dev/null || mkdir -p "$d/snap/final"
   local execs
   case $f in
