@@ -26,7 +26,7 @@ snapfuzz=$root/build/app/snapfuzz
 pin=(taskset -c "$core")
 [ -x "$snapfuzz" ] || { echo "ttf: $snapfuzz missing; run ./scripts/setup.sh" >&2; exit 2; }
 b=$work/build/planted
-mkdir -p "$b" "$results" "$b/seeds"
+rm -rf "$b/seeds"; mkdir -p "$b" "$results" "$b/seeds"
 printf 'AAAAAAAAAAAAAAAAAAAAAAAA' > "$b/seeds/a"
 export AFL_QUIET=1
 for g in "${guards[@]}"; do
@@ -49,7 +49,9 @@ one() {
         --max-total-time "$cap" --seed "$n" --no-minimize >/dev/null 2>"$d/log"
       [ $? -eq 1 ] && found=1 ;;
     libfuzzer)
-      "${pin[@]}" "$b/g$g.libfuzzer" "$b/seeds" -max_total_time="$cap" -seed="$n" \
+      # libFuzzer writes new inputs into its first directory: its own.
+      mkdir -p "$d/corpus"; cp "$b/seeds/"* "$d/corpus/"
+      "${pin[@]}" "$b/g$g.libfuzzer" "$d/corpus" -max_total_time="$cap" -seed="$n" \
         -artifact_prefix="$d/" >/dev/null 2>"$d/log"
       ls "$d"/crash-* >/dev/null 2>&1 && found=1 ;;
     afl)
