@@ -16,25 +16,35 @@
 #define PLANTED_GUARD 4
 #endif
 
-static uint32_t load32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t load64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static uint32_t load32(const uint8_t *p)
+{
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+}
+static uint64_t load64(const uint8_t *p)
+{
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 #if PLANTED_GUARD == 1
-	if (size >= 4 && load32(data) == 0x5eedf00du)
-		abort();
+        if (size >= 4 && load32(data) == 0x5eedf00du)
+                abort();
 #elif PLANTED_GUARD == 2
-	if (size >= 8 && load64(data) == 0x736e617066757a7aull)
-		abort();
+        if (size >= 8 && load64(data) == 0x736e617066757a7aull)
+                abort();
 #elif PLANTED_GUARD == 3
-	if (size >= 8 && memcmp(data, "CmpLoGg!", 8) == 0)
-		abort();
+        if (size >= 8 && memcmp(data, "CmpLoGg!", 8) == 0)
+                abort();
 #else
-	if (size >= 20 && load32(data) == 0x5eedf00du)
-		if (load64(data + 4) == 0x736e617066757a7aull)
-			if (memcmp(data + 12, "CmpLoGg!", 8) == 0)
-				abort();
+        if (size >= 20 && load32(data) == 0x5eedf00du)
+                if (load64(data + 4) == 0x736e617066757a7aull)
+                        if (memcmp(data + 12, "CmpLoGg!", 8) == 0)
+                                abort();
 #endif
-	return 0;
+        return 0;
 }
