@@ -2,9 +2,12 @@
  * A runner's PRNG starts from prng_seed(seed, batch_id) and advances only
  * through mutator_mutate(), so there are two ways to rebuild iteration k:
  * from the slot that the runner saved at the start of k's chain (s+1
- * mutations), or from the seed (every mutation of the batch up to k). The
- * first is what recovery uses; the second reaches iterations whose chain
- * slot has been overwritten, and lets tests cross-check the first.
+ * mutations, reading the comparison table the slot names), or from the seed
+ * (every mutation of the batch up to k). The first is what recovery uses;
+ * the second reaches iterations whose chain slot has been overwritten, and
+ * lets tests cross-check the first, but only for chains before the first
+ * one that read a comparison table: the record keeps the two newest tables,
+ * not every table the batch used.
  */
 #include <string.h>
 
@@ -20,6 +23,8 @@ static void replay_ctx(const void *region, const RecordLayout *l, MutatorCtx *ct
         ctx->partner = record_partner((void *)region, l);
         ctx->partner_len = h->partner_len;
         ctx->dict = NULL;
+        ctx->cmp = NULL;
+        ctx->trace = NULL;
         if (h->table_len && mutator_dict_parse(dict, record_table((void *)region, l), h->table_len))
                 ctx->dict = dict;
 }
@@ -48,6 +53,8 @@ int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k
         int r = replay_check(region, l, k);
         if (r < 0)
                 return r;
+        if (h->mode == RECORD_MODE_FUZZ && (k - 1) / h->chain_len >= h->cmp_first_chain)
+                return -(int)RECORD_NO_CMP;
         memcpy(ret, base, h->base_len);
         len = h->base_len;
         if (h->mode == RECORD_MODE_FUZZ) {
@@ -83,12 +90,14 @@ int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8
         uint64_t chain = (k - 1) / h->chain_len;
         uint64_t steps = (k - 1) % h->chain_len + 1;
         const RecordChainSlot *s = &h->slot[chain & 1];
-        if (s->chain != chain || s->check != record_slot_check(&s->rng, s->chain))
+        if (s->chain != chain || s->check != record_slot_check(&s->rng, s->chain, s->cmp_gen))
                 return replay_input_from_seed(region, l, k, ret, ret_len);
 
         SfPrng rng = s->rng;
         size_t len = h->base_len;
         replay_ctx(region, l, &ctx, &dict);
+        if (record_chain_cmp(region, l, s, &ctx.cmp) != RECORD_OK)
+                return -(int)RECORD_BAD_CMP;
         memcpy(ret, record_base((void *)region, l), len);
         for (uint64_t i = 0; i < steps; i++)
                 len = mutator_mutate(&ctx, &rng, ret, len, l->max_len);

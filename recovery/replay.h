@@ -21,6 +21,8 @@ int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8
 int replay_input(const void *region, const RecordLayout *l, uint8_t *ret, size_t *ret_len);
 
 /* Rebuilds iteration @k by replaying every mutation from the batch's seed,
- * ignoring the chain slots. Exposed so tests can check both paths agree. */
+ * ignoring the chain slots. Exposed so tests can check both paths agree.
+ * Only iterations of chains before the first that read a comparison table
+ * can be rebuilt this way; the others give -RECORD_NO_CMP. */
 int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
                            size_t *ret_len);

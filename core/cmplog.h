@@ -1,0 +1,129 @@
+/*
+ * Comparison feedback, the runner's side: the live table of recent
+ * comparison operands that the trace-cmp callbacks and the interposed
+ * memcmp family (app/cmphooks.c) write while the target runs, and the
+ * freezing of that table into the replay record at chain starts, where
+ * mutations read it (include/snapfuzz/cmptable.h, snapfuzz/record.h).
+ *
+ * The recording functions are inline and run on every comparison the
+ * target makes: one hashed slot write each, no lock, no allocation, no
+ * syscall. A slot is picked by the comparison's call site and, for a
+ * comparison against a constant, by the constant too, so that a switch or a
+ * keyword loop fills several slots instead of overwriting one. A newer
+ * comparison that lands on a taken slot replaces it: the table holds recent
+ * operands, not all of them.
+ *
+ * Mutations never read the live table. It is process-private state of the
+ * runner (a fork of the worker, so it starts as the worker's and is cleared
+ * before the first input).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapfuzz/cmptable.h"
+#include "snapfuzz/mutator.h"
+#include "snapfuzz/record.h"
+
+typedef struct CmpLog {
+        CmpIntEntry ints[CMPTABLE_INTS]; /* width 0: free */
+        CmpMemEntry mems[CMPTABLE_MEMS]; /* len_b 0: free */
+        uint32_t switch_turn;            /* which case of a switch to record next */
+} CmpLog;
+
+extern CmpLog cmplog_live;
+
+/* Non-zero while the target runs an input whose comparisons are worth
+ * keeping; nothing is recorded otherwise, so the interposed memcmp family
+ * never records snapfuzz's own calls. The runner sets it for the first
+ * input of each chain: one mutation away from the batch's base, so its
+ * operands most likely still appear in the inputs that later chains
+ * mutate (an operand found in the input is what input-to-state needs),
+ * where a deeper input's operands are mostly its own mutations. */
+extern int cmplog_recording;
+
+static inline size_t cmplog_slot(uintptr_t pc, uint64_t salt, unsigned bits)
+{
+        return (size_t)(((uint64_t)pc ^ (salt * UINT64_C(0xff51afd7ed558ccd))) *
+                            UINT64_C(0x9e3779b97f4a7c15) >>
+                        (64 - bits));
+}
+
+/* Records an integer comparison of @width bytes made at @pc. Operands that
+ * are already equal teach nothing and are skipped. For CMPTABLE_F_CONST, @b
+ * is the constant. */
+static inline void cmplog_int(uintptr_t pc, uint64_t a, uint64_t b, unsigned width, unsigned flags)
+{
+        _Static_assert(CMPTABLE_INTS == 128, "7 bits of slot index");
+        if (!cmplog_recording || a == b)
+                return;
+        CmpIntEntry *e = &cmplog_live.ints[cmplog_slot(pc, (flags & CMPTABLE_F_CONST) ? b : 0, 7)];
+        e->a = a;
+        e->b = b;
+        e->width = (uint8_t)width;
+        e->flags = (uint8_t)flags;
+}
+
+/* Records a byte-string comparison: @la bytes at @a against @lb bytes at @b
+ * (each at most CMPTABLE_MEM_MAX; @la may be 0 for a needle). The slot
+ * follows the call site and the first bytes of @b, usually the constant. */
+static inline void cmplog_mem(uintptr_t pc, const uint8_t *a, size_t la, const uint8_t *b,
+                              size_t lb, unsigned flags)
+{
+        _Static_assert(CMPTABLE_MEMS == 32, "5 bits of slot index");
+        uint64_t salt = 0;
+        size_t i;
+
+        if (!cmplog_recording || lb == 0)
+                return;
+        for (i = 0; i < lb && i < 8; i++)
+                salt = (salt << 8) | b[i];
+        CmpMemEntry *e = &cmplog_live.mems[cmplog_slot(pc, salt ^ lb, 5)];
+        for (i = 0; i < la; i++)
+                e->a[i] = a[i];
+        for (i = 0; i < lb; i++)
+                e->b[i] = b[i];
+        e->len_a = (uint8_t)la;
+        e->len_b = (uint8_t)lb;
+        e->flags = (uint8_t)flags;
+}
+
+/* Forgets every recorded comparison. */
+void cmplog_clear(void);
+
+/* Copies the entries in use of @live into @ret (compacted, entries in use
+ * first), as generation @gen of batch @batch_id, and seals its checksum.
+ * Returns the number of entries copied. */
+size_t cmplog_freeze(const CmpLog *live, CmpTable *ret, uint64_t gen, uint64_t batch_id);
+
+/* The runner's schedule of freezes for one batch. A freeze costs a copy and
+ * a checksum of a few kilobytes, so it happens at chains 1, 2, 4, 8, ...
+ * and then every CMPLOG_FREEZE_EVERY chains: often while the batch is young
+ * and the table fills up, rarely once it has settled. Chain 0 reads no table
+ * (nothing of this batch has run yet). */
+#define CMPLOG_FREEZE_EVERY 32u
+
+typedef struct CmpFreezer {
+        void *region;
+        const RecordLayout *layout;
+        uint64_t gen;        /* the newest generation frozen; 0: none yet */
+        uint64_t next_chain; /* the next chain that freezes */
+        const CmpTable *table;
+} CmpFreezer;
+
+void cmplog_freezer_init(CmpFreezer *f, void *region, const RecordLayout *l);
+
+/* Called at the start of every chain, before record_chain_begin(): freezes
+ * @live into the record when the schedule says so (and it holds anything),
+ * and returns the table chain @chain reads (NULL: none), its generation in
+ * *ret_gen. Writes only the record's comparison table the running chain
+ * does not read, and cmp_first_chain. */
+const CmpTable *cmplog_chain_begin(CmpFreezer *f, const CmpLog *live, uint64_t chain,
+                                   uint64_t *ret_gen);
+
+/* Appends the byte strings in @trace (what the comparison operators wrote
+ * into an input that reached new coverage) to the record's tokens area,
+ * skipping ones already there. */
+void cmplog_push_tokens(void *region, const RecordLayout *l, const MutatorTrace *trace);
