@@ -31,6 +31,7 @@
 
 #include "core/clock.h"
 #include "app/coordinator.h"
+#include "app/dicts.h"
 #include "core/corpus.h"
 #include "core/coverage.h"
 #include "core/crashstore.h"
@@ -76,6 +77,7 @@ typedef struct Coordinator {
         Slot *slots;
         unsigned n_slots;
         Corpus *corpus;
+        RunDicts *dicts;
         int cov_fd;
         CoverageShared *cov;
 
@@ -129,6 +131,7 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "features", c->cov ? (double)c->cov->features : 0);
         cJSON_AddNumberToObject(j, "counters", c->cov ? (double)c->cov->counters : 0);
         cJSON_AddNumberToObject(j, "corpus", c->corpus ? (double)corpus_size(c->corpus) : 0);
+        cJSON_AddNumberToObject(j, "autodict", c->dicts ? (double)dicts_auto_count(c->dicts) : 0);
         cJSON_AddNumberToObject(j, "crashes", (double)c->stored);
         cJSON_AddNumberToObject(j, "unique_crashes", (double)c->unique);
         cJSON_AddNumberToObject(j, "inputs_lost", (double)c->lost);
@@ -141,6 +144,15 @@ static int write_stats(Coordinator *c, const char *status)
         int r = fs_write_atomic(c->outdir_fd, "stats.json", s, strlen(s));
         cJSON_free(s);
         return r;
+}
+
+/* The automatic dictionary is saved with the status line and at the end;
+ * losing a few seconds of it to a kill costs little. */
+static void save_autodict(Coordinator *c)
+{
+        int r = dicts_save_auto(c->dicts);
+        if (r < 0)
+                log_warn("cannot write %s/" DICTS_AUTO_FILE ": %s", c->cfg->out_dir, strerror(-r));
 }
 
 static void print_status(Coordinator *c, const char *prefix)
@@ -289,6 +301,8 @@ static void take_finds(Coordinator *c, Slot *s)
                         c->stopping = true;
                 }
         }
+        if (used)
+                (void)dicts_take_tokens(c->dicts, region, &c->layout);
 }
 
 static void queue_death(Coordinator *c, Slot *s, cJSON *died)
@@ -425,6 +439,7 @@ static void dispatch_one(Coordinator *c, Slot *s)
                         size_t p = prng_below(&c->rng, (uint32_t)n);
                         b.partner = corpus_get(c->corpus, p, &b.partner_len);
                 }
+                b.table = dicts_table(c->dicts, &b.table_len);
                 double want = s->rate > 0 ? s->rate * COORD_BATCH_MS : 256;
                 if (want < COORD_MIN_ITERS)
                         want = COORD_MIN_ITERS;
@@ -742,9 +757,15 @@ int coordinator_run(RunConfig *cfg)
         }
         prng_seed(&c.rng, cfg->seed, 0x636f6f7264ULL);
 
+        /* A malformed dictionary is a usage error: refused before the
+         * output directory is touched. */
+        r = dicts_new(&c.dicts, cfg->dict_path);
+        if (r)
+                return r;
         r = prepare_outdir(&c);
         if (r)
                 return r;
+        dicts_load_auto(c.dicts, c.outdir_fd, cfg->out_dir);
         r = load_seeds(&c);
         if (r)
                 return r;
@@ -791,6 +812,10 @@ int coordinator_run(RunConfig *cfg)
                  cfg->sandbox);
         log_info("%zu seed inputs (%zu resumed from %s/corpus), max input length %zu", c.n_seeds,
                  c.n_resumed, cfg->out_dir, cfg->max_len);
+        if (cfg->dict_path || dicts_auto_count(c.dicts))
+                log_info("dictionary: %zu tokens from %s, %zu from %s/" DICTS_AUTO_FILE,
+                         dicts_user_count(c.dicts), cfg->dict_path ? cfg->dict_path : "--dict",
+                         dicts_auto_count(c.dicts), cfg->out_dir);
         c.last_status_ms = clock_now_ms();
         fcntl(c.helper_evt, F_SETFL, O_NONBLOCK);
 
@@ -810,9 +835,11 @@ int coordinator_run(RunConfig *cfg)
                         c.last_status_ms = now;
                         print_status(&c, "");
                         (void)write_stats(&c, "running");
+                        save_autodict(&c);
                 }
         }
         shutdown_all(&c);
+        save_autodict(&c);
         print_status(&c, "done ");
         (void)write_stats(&c, c.interrupted ? "interrupted" : "done");
         if (c.stored)
@@ -823,6 +850,7 @@ int coordinator_run(RunConfig *cfg)
                 log_info("no crash found");
 
         corpus_free(c.corpus);
+        dicts_free(c.dicts);
         corpus_seeds_free(c.seeds, c.n_seeds);
         free(c.slots);
         coverage_shared_unmap(c.cov);

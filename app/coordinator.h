@@ -28,6 +28,7 @@ typedef struct RunConfig {
         bool keep_going;
         const char *sandbox;
         unsigned status_every_s;
+        const char *dict_path; /* --dict; NULL: none */
 } RunConfig;
 
 /* Runs the fuzzer. Returns an SF_EXIT_* code; prints its own diagnostics. */

@@ -52,6 +52,8 @@ static void usage(FILE *f)
                 "  --keep-going          go on after a crash (default: stop at the first)\n"
                 "  --sandbox MODE        strict (default) or off\n"
                 "  --status-every S      status line period in seconds (default 3)\n"
+                "  --dict FILE           dictionary of tokens (libFuzzer/AFL format); tokens\n"
+                "                        learned from comparisons go to OUT/autodict\n"
                 "\n"
                 "reproduce: run a stored crash again under the same sandbox and limits.\n"
                 "\n"
@@ -128,6 +130,7 @@ static int cmd_run(int argc, char **argv)
                 OPT_KEEP,
                 OPT_SANDBOX,
                 OPT_STATUS,
+                OPT_DICT,
                 OPT_HELP,
         };
         static const struct option opts[] = {
@@ -142,6 +145,7 @@ static int cmd_run(int argc, char **argv)
             {"keep-going", no_argument, NULL, OPT_KEEP},
             {"sandbox", required_argument, NULL, OPT_SANDBOX},
             {"status-every", required_argument, NULL, OPT_STATUS},
+            {"dict", required_argument, NULL, OPT_DICT},
             {"help", no_argument, NULL, OPT_HELP},
             {0},
         };
@@ -221,6 +225,13 @@ static int cmd_run(int argc, char **argv)
                         if (parse_u64("--status-every", optarg, 1, 3600, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.status_every_s = (unsigned)v;
+                        break;
+                case OPT_DICT:
+                        if (!*optarg) {
+                                log_error("--dict needs a file");
+                                return SF_EXIT_USAGE;
+                        }
+                        cfg.dict_path = optarg;
                         break;
                 case OPT_HELP:
                         usage(stdout);

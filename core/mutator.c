@@ -665,12 +665,20 @@ static unsigned narrow_width(uint64_t a, uint64_t b, unsigned width)
         return width;
 }
 
-/* Notes bytes a comparison operator wrote, for the automatic dictionary. */
+/* Notes bytes a comparison operator wrote, for the automatic dictionary:
+ * those with at least two bytes besides 0x00 and 0xff, since small numbers
+ * and their negations are what the interesting-value operators write
+ * anyway. */
 static void note_written(Mutation *m, const uint8_t *bytes, size_t n)
 {
         MutatorTrace *tr = m->ctx->trace;
+        size_t telling = 0;
 
         if (!tr || n < 2 || n > CMPTABLE_MEM_MAX)
+                return;
+        for (size_t i = 0; i < n; i++)
+                telling += bytes[i] != 0x00 && bytes[i] != 0xff;
+        if (telling < 2)
                 return;
         if (tr->n < MUTATOR_TRACE_MAX) {
                 tr->len[tr->n] = (uint8_t)n;

@@ -1100,12 +1100,18 @@ Test(mutator, comparison_operators_note_what_they_wrote)
         cr_assert_eq(trace.len[0], 8);
         cr_assert_arr_eq(trace.bytes[0], "SNAPFUZZ", 8);
 
-        /* One-byte writes are not worth a dictionary entry. */
+        /* One-byte writes and small numbers are not worth a dictionary
+         * entry. */
         MutatorCtx narrow = one_int(int_entry(0x41, 0x5a, 1, CMPTABLE_F_CONST));
         narrow.trace = &trace;
         trace.n = 0;
         memcpy(buf, "...A", 4);
         cr_assert_eq(mutator_apply(MUTATOR_OP_CMP_INT, &narrow, &r, buf, 4, 12), 4);
+        cr_assert_eq(trace.n, 0);
+        MutatorCtx small = one_int(int_entry(0x41, 0xffffff80, 4, CMPTABLE_F_CONST));
+        small.trace = &trace;
+        memcpy(buf, "A\0\0\0", 4);
+        cr_assert_eq(mutator_apply(MUTATOR_OP_CMP_INT, &small, &r, buf, 4, 12), 4);
         cr_assert_eq(trace.n, 0);
 
         /* The trace is an output: it never changes the bytes produced. */
