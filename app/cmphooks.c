@@ -81,7 +81,7 @@ SF_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases)
         uint64_t n = cases[0];
         unsigned width = (unsigned)(cases[1] / 8);
 
-        if (n == 0 || width < 2 || width > 8)
+        if (!cmplog_recording || n == 0 || width < 2 || width > 8)
                 return;
         uint64_t i = cmplog_live.switch_turn++ % n;
         cmplog_int(CALLER_PC(), val, cases[2 + i], width, CMPTABLE_F_CONST);

@@ -57,7 +57,7 @@ static inline size_t cmplog_slot(uintptr_t pc, uint64_t salt, unsigned bits)
 static inline void cmplog_int(uintptr_t pc, uint64_t a, uint64_t b, unsigned width, unsigned flags)
 {
         _Static_assert(CMPTABLE_INTS == 128, "7 bits of slot index");
-        if (!cmplog_recording || a == b)
+        if (__builtin_expect(!cmplog_recording, 1) || a == b)
                 return;
         CmpIntEntry *e = &cmplog_live.ints[cmplog_slot(pc, (flags & CMPTABLE_F_CONST) ? b : 0, 7)];
         e->a = a;
@@ -76,7 +76,7 @@ static inline void cmplog_mem(uintptr_t pc, const uint8_t *a, size_t la, const u
         uint64_t salt = 0;
         size_t i;
 
-        if (!cmplog_recording || lb == 0)
+        if (__builtin_expect(!cmplog_recording, 1) || lb == 0)
                 return;
         for (i = 0; i < lb && i < 8; i++)
                 salt = (salt << 8) | b[i];

@@ -625,21 +625,38 @@ static size_t op_dict_overwrite(Mutation *m)
 
 /* --- Input-to-state: the comparison table ----------------------------- */
 
+/* The first occurrence of @pat (1 <= n <= len) in d[from..to), or SIZE_MAX.
+ * Patterns are short (at most CMPTABLE_MEM_MAX bytes) and inputs usually
+ * are too, so memchr() on the first byte and a plain comparison of the rest
+ * beat memmem(), whose setup costs more than the search. */
+static size_t find_in(const uint8_t *d, size_t from, size_t to, const uint8_t *pat, size_t n)
+{
+        while (from + n <= to) {
+                const uint8_t *p = memchr(d + from, pat[0], to - n + 1 - from);
+                if (!p)
+                        return SIZE_MAX;
+                size_t at = (size_t)(p - d), i = 1;
+                while (i < n && d[at + i] == pat[i])
+                        i++;
+                if (i == n)
+                        return at;
+                from = at + 1;
+        }
+        return SIZE_MAX;
+}
+
 /* Where @pat (n >= 1 bytes) occurs in data[0..len), searching from @start
  * (< len) to the end and then from the start, so that every occurrence can
  * be the one found; SIZE_MAX when there is none. */
 static size_t find_wrapping(const uint8_t *d, size_t len, size_t start, const uint8_t *pat,
                             size_t n)
 {
-        const uint8_t *p;
-
         if (n == 0 || n > len)
                 return SIZE_MAX;
-        p = memmem(d + start, len - start, pat, n);
-        if (p)
-                return (size_t)(p - d);
-        p = memmem(d, min_size(start + n - 1, len), pat, n);
-        return p ? (size_t)(p - d) : SIZE_MAX;
+        size_t at = find_in(d, start, len, pat, n);
+        if (at != SIZE_MAX)
+                return at;
+        return find_in(d, 0, min_size(start + n - 1, len), pat, n);
 }
 
 static inline uint64_t width_mask(unsigned width)
@@ -713,28 +730,21 @@ static IntMove int_move(const CmpIntEntry *e, bool swap, unsigned offset, bool n
         return mv;
 }
 
-/* Finds mv->from in the input, in byte order *big or else the other one
- * (which then becomes *big). */
-static size_t find_int(const Mutation *m, size_t start, const IntMove *mv, bool *big)
+/* Finds mv->from in the input, in byte order @big. */
+static size_t find_int(const Mutation *m, size_t start, const IntMove *mv, bool big)
 {
         uint8_t pat[8] = {0};
 
-        store_uint(pat, mv->width, mv->from, *big);
-        size_t pos = find_wrapping(m->data, m->len, start, pat, mv->width);
-        if (pos != SIZE_MAX || mv->width == 1)
-                return pos;
-        store_uint(pat, mv->width, mv->from, !*big);
-        pos = find_wrapping(m->data, m->len, start, pat, mv->width);
-        if (pos != SIZE_MAX)
-                *big = !*big;
-        return pos;
+        store_uint(pat, mv->width, mv->from, big);
+        return find_wrapping(m->data, m->len, start, pat, mv->width);
 }
 
 /* Picks an integer entry, a direction (only variable-to-constant for a
  * constant comparison), a byte order, an offset of -1, 0 or +1 and maybe a
  * narrower width; finds the one operand in the input (trying the other
- * byte order, then the other direction) and writes the other operand there,
- * or at a random place when neither is anywhere. */
+ * direction too) and writes the other operand there, or at a random place
+ * when neither is anywhere. One byte order per call keeps the search to two
+ * scans of the input at most; the other order is another call's draw. */
 static size_t op_cmp_int(Mutation *m)
 {
         const CmpTable *t = m->ctx->cmp;
@@ -758,15 +768,12 @@ static size_t op_cmp_int(Mutation *m)
         size_t start = rand_below(m->rng, m->len);
 
         IntMove mv = int_move(e, swap, offset, narrow);
-        size_t pos = find_int(m, start, &mv, &big);
+        size_t pos = find_int(m, start, &mv, big);
         if (pos == SIZE_MAX && !directed) {
                 IntMove other = int_move(e, !swap, offset, narrow);
-                bool other_big = big;
-                pos = find_int(m, start, &other, &other_big);
-                if (pos != SIZE_MAX) {
+                pos = find_int(m, start, &other, big);
+                if (pos != SIZE_MAX)
                         mv = other;
-                        big = other_big;
-                }
         }
         if (pos == SIZE_MAX) {
                 /* The operand came from another input than this one (or
