@@ -18,7 +18,7 @@
  * libraries included. So each returns exactly what the next definition
  * returns (libc's, or a sanitizer runtime's interceptor when one is
  * preloaded, which keeps its checks), and records only while the runner
- * has the target running (cmplog_recording), only when the operands differ
+ * has the target running (cmplog_mode), only when the operands differ
  * (equal operands teach nothing), and reading no byte the real function
  * could not read. libc's internal calls do not go through these.
  *
@@ -39,18 +39,23 @@
 
 /* --- trace-cmp ---------------------------------------------------------- */
 
+/* One-byte comparisons only feed the value profile. */
+static inline void cmp1(uintptr_t pc, uint8_t a, uint8_t b)
+{
+        if (__builtin_expect(cmplog_mode & CMPLOG_VALUE_PROFILE, 0))
+                cmplog_vp(pc, (unsigned)__builtin_popcount((unsigned)(a ^ b)));
+}
+
 SF_EXPORT void __sanitizer_cov_trace_cmp1(uint8_t a, uint8_t b);
 SF_EXPORT void __sanitizer_cov_trace_cmp1(uint8_t a, uint8_t b)
 {
-        (void)a;
-        (void)b;
+        cmp1(CALLER_PC(), a, b);
 }
 
 SF_EXPORT void __sanitizer_cov_trace_const_cmp1(uint8_t c, uint8_t v);
 SF_EXPORT void __sanitizer_cov_trace_const_cmp1(uint8_t c, uint8_t v)
 {
-        (void)c;
-        (void)v;
+        cmp1(CALLER_PC(), v, c);
 }
 
 /* For trace_cmp both operands may come from the input; for const_cmp the
@@ -81,10 +86,13 @@ SF_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases)
         uint64_t n = cases[0];
         unsigned width = (unsigned)(cases[1] / 8);
 
-        if (!cmplog_recording || n == 0 || width < 2 || width > 8)
+        if (__builtin_expect(cmplog_mode == 0, 1) || n == 0 || width > 8)
                 return;
         uint64_t i = cmplog_live.switch_turn++ % n;
-        cmplog_int(CALLER_PC(), val, cases[2 + i], width, CMPTABLE_F_CONST);
+        if (width >= 2)
+                cmplog_int(CALLER_PC() + i, val, cases[2 + i], width, CMPTABLE_F_CONST);
+        else if (cmplog_mode & CMPLOG_VALUE_PROFILE)
+                cmplog_vp(CALLER_PC() + i, (unsigned)__builtin_popcountll(val ^ cases[2 + i]));
 }
 
 /* A divisor the input controls is one comparison away from zero. */
@@ -101,11 +109,14 @@ SF_EXPORT void __sanitizer_cov_trace_div8(uint64_t val)
 }
 
 /* An array index: writing 0 over it is what the interesting-value
- * operators already do, so it is not recorded for input-to-state. */
+ * operators already do, so it only feeds the value profile. */
 SF_EXPORT void __sanitizer_cov_trace_gep(uintptr_t idx);
 SF_EXPORT void __sanitizer_cov_trace_gep(uintptr_t idx)
 {
-        (void)idx;
+        if (__builtin_expect(cmplog_mode & CMPLOG_VALUE_PROFILE, 0)) {
+                unsigned d = (unsigned)__builtin_popcountll(idx);
+                cmplog_vp(CALLER_PC(), d > 63 ? 63 : d);
+        }
 }
 
 /* --- the byte-string functions ---------------------------------------- */
@@ -224,8 +235,20 @@ static inline size_t min_size(size_t a, size_t b)
         return a < b ? a : b;
 }
 
+/* The value profile's distance for byte strings: how many leading bytes
+ * match, at most 63 (and, for C strings, up to the end of the string). */
+static unsigned common_prefix(const uint8_t *a, const uint8_t *b, size_t n, int strings)
+{
+        size_t i = 0;
+        while (i < n && i < 63 && a[i] == b[i] && (!strings || a[i]))
+                i++;
+        return (unsigned)i;
+}
+
 static void record_bytes(uintptr_t pc, const void *a, const void *b, size_t n)
 {
+        if (cmplog_mode & CMPLOG_VALUE_PROFILE)
+                cmplog_vp(pc, common_prefix(a, b, n, 0));
         n = min_size(n, CMPTABLE_MEM_MAX);
         cmplog_mem(pc, a, n, b, n, 0);
 }
@@ -233,6 +256,8 @@ static void record_bytes(uintptr_t pc, const void *a, const void *b, size_t n)
 /* Strings are recorded without their NUL, up to @n bytes. */
 static void record_strings(uintptr_t pc, const char *a, const char *b, size_t n)
 {
+        if (cmplog_mode & CMPLOG_VALUE_PROFILE)
+                cmplog_vp(pc, common_prefix((const uint8_t *)a, (const uint8_t *)b, n, 1));
         n = min_size(n, CMPTABLE_MEM_MAX);
         cmplog_mem(pc, (const uint8_t *)a, bounded_strlen(a, n), (const uint8_t *)b,
                    bounded_strlen(b, n), CMPTABLE_F_STRING);
@@ -246,7 +271,7 @@ static void record_needle(uintptr_t pc, const void *needle, size_t n)
 SF_EXPORT int memcmp(const void *a, const void *b, size_t n)
 {
         int r = real.memcmp ? real.memcmp(a, b, n) : plain_memcmp(a, b, n);
-        if (cmplog_recording && r != 0)
+        if (cmplog_mode && r != 0)
                 record_bytes(CALLER_PC(), a, b, n);
         return r;
 }
@@ -254,7 +279,7 @@ SF_EXPORT int memcmp(const void *a, const void *b, size_t n)
 SF_EXPORT int bcmp(const void *a, const void *b, size_t n)
 {
         int r = real.bcmp ? real.bcmp(a, b, n) : plain_memcmp(a, b, n);
-        if (cmplog_recording && r != 0)
+        if (cmplog_mode && r != 0)
                 record_bytes(CALLER_PC(), a, b, n);
         return r;
 }
@@ -262,7 +287,7 @@ SF_EXPORT int bcmp(const void *a, const void *b, size_t n)
 SF_EXPORT int strcmp(const char *a, const char *b)
 {
         int r = real.strcmp ? real.strcmp(a, b) : plain_strcmp(a, b);
-        if (cmplog_recording && r != 0)
+        if (cmplog_mode && r != 0)
                 record_strings(CALLER_PC(), a, b, SIZE_MAX);
         return r;
 }
@@ -270,7 +295,7 @@ SF_EXPORT int strcmp(const char *a, const char *b)
 SF_EXPORT int strcasecmp(const char *a, const char *b)
 {
         int r = real.strcasecmp ? real.strcasecmp(a, b) : plain_strcasecmp(a, b);
-        if (cmplog_recording && r != 0)
+        if (cmplog_mode && r != 0)
                 record_strings(CALLER_PC(), a, b, SIZE_MAX);
         return r;
 }
@@ -278,7 +303,7 @@ SF_EXPORT int strcasecmp(const char *a, const char *b)
 SF_EXPORT int strncmp(const char *a, const char *b, size_t n)
 {
         int r = real.strncmp ? real.strncmp(a, b, n) : plain_strncmp(a, b, n);
-        if (cmplog_recording && r != 0)
+        if (cmplog_mode && r != 0)
                 record_strings(CALLER_PC(), a, b, n);
         return r;
 }
@@ -286,7 +311,7 @@ SF_EXPORT int strncmp(const char *a, const char *b, size_t n)
 SF_EXPORT int strncasecmp(const char *a, const char *b, size_t n)
 {
         int r = real.strncasecmp ? real.strncasecmp(a, b, n) : plain_strncasecmp(a, b, n);
-        if (cmplog_recording && r != 0)
+        if (cmplog_mode && r != 0)
                 record_strings(CALLER_PC(), a, b, n);
         return r;
 }
@@ -294,7 +319,7 @@ SF_EXPORT int strncasecmp(const char *a, const char *b, size_t n)
 SF_EXPORT char *strstr(const char *h, const char *n)
 {
         char *r = real.strstr ? real.strstr(h, n) : plain_strstr(h, n);
-        if (cmplog_recording && !r)
+        if (cmplog_mode && !r)
                 record_needle(CALLER_PC(), n, bounded_strlen(n, CMPTABLE_MEM_MAX));
         return r;
 }
@@ -302,7 +327,7 @@ SF_EXPORT char *strstr(const char *h, const char *n)
 SF_EXPORT void *memmem(const void *h, size_t hl, const void *n, size_t nl)
 {
         void *r = real.memmem ? real.memmem(h, hl, n, nl) : plain_memmem(h, hl, n, nl);
-        if (cmplog_recording && !r)
+        if (cmplog_mode && !r)
                 record_needle(CALLER_PC(), n, nl);
         return r;
 }

@@ -685,6 +685,7 @@ static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
             .rss_limit_mb = c->cfg->rss_limit_mb,
             .sandbox = c->cfg->sandbox,
             .cov_fd = c->cov_fd,
+            .value_profile = c->cfg->value_profile,
         };
         int r = wproc_spawn(&s->w, &wc, err, errlen);
         if (r < 0)

@@ -29,6 +29,7 @@ typedef struct RunConfig {
         const char *sandbox;
         unsigned status_every_s;
         const char *dict_path; /* --dict; NULL: none */
+        bool value_profile;    /* --use-value-profile */
 } RunConfig;
 
 /* Runs the fuzzer. Returns an SF_EXIT_* code; prints its own diagnostics. */

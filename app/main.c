@@ -54,6 +54,7 @@ static void usage(FILE *f)
                 "  --status-every S      status line period in seconds (default 3)\n"
                 "  --dict FILE           dictionary of tokens (libFuzzer/AFL format); tokens\n"
                 "                        learned from comparisons go to OUT/autodict\n"
+                "  --use-value-profile   count how close comparisons come as coverage\n"
                 "\n"
                 "reproduce: run a stored crash again under the same sandbox and limits.\n"
                 "\n"
@@ -131,6 +132,7 @@ static int cmd_run(int argc, char **argv)
                 OPT_SANDBOX,
                 OPT_STATUS,
                 OPT_DICT,
+                OPT_VALUE_PROFILE,
                 OPT_HELP,
         };
         static const struct option opts[] = {
@@ -146,6 +148,7 @@ static int cmd_run(int argc, char **argv)
             {"sandbox", required_argument, NULL, OPT_SANDBOX},
             {"status-every", required_argument, NULL, OPT_STATUS},
             {"dict", required_argument, NULL, OPT_DICT},
+            {"use-value-profile", no_argument, NULL, OPT_VALUE_PROFILE},
             {"help", no_argument, NULL, OPT_HELP},
             {0},
         };
@@ -232,6 +235,9 @@ static int cmd_run(int argc, char **argv)
                                 return SF_EXIT_USAGE;
                         }
                         cfg.dict_path = optarg;
+                        break;
+                case OPT_VALUE_PROFILE:
+                        cfg.value_profile = true;
                         break;
                 case OPT_HELP:
                         usage(stdout);

@@ -270,9 +270,10 @@ void runner_main(const RunnerArgs *a)
 
                 __atomic_store_n(&h->count, k, __ATOMIC_RELAXED);
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
-                cmplog_recording = fuzz && (k - 1) % chain_len == 0;
+                cmplog_mode =
+                    cmplog_value_profile | (fuzz && (k - 1) % chain_len == 0 ? CMPLOG_RECORD : 0);
                 int rc = a->test(data, len);
-                cmplog_recording = 0;
+                cmplog_mode = 0;
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
 
                 if (__builtin_expect(memcmp(data, work, len) != 0, 0)) {

@@ -34,6 +34,7 @@
 #include "core/clock.h"
 #include "app/runner.h"
 #include "app/worker.h"
+#include "core/cmplog.h"
 #include "core/coverage.h"
 #include "core/msg.h"
 #include "core/wproc.h"
@@ -500,6 +501,7 @@ static int worker_parse_args(Worker *w, int argc, char **argv)
             {"timeout-ms", required_argument, NULL, 'T'},
             {"rss-limit-mb", required_argument, NULL, 'r'},
             {"sandbox", required_argument, NULL, 'x'},
+            {"value-profile", no_argument, NULL, 'p'},
             {0},
         };
         int c;
@@ -535,6 +537,9 @@ static int worker_parse_args(Worker *w, int argc, char **argv)
                         w->cfg.sandbox = optarg;
                         if (sandbox_mode_parse(optarg, &w->sandbox_mode) < 0)
                                 return -EINVAL;
+                        break;
+                case 'p':
+                        w->cfg.value_profile = true;
                         break;
                 default:
                         return -EINVAL;
@@ -582,6 +587,8 @@ int worker_main(int argc, char **argv)
 
         if (worker_load(&w) < 0)
                 return WORKER_EXIT_LOAD;
+        if (w.cfg.value_profile)
+                cmplog_value_profile_enable();
 
         if (w.coverage->counters == 0)
                 w.coverage->counters = coverage_counters();

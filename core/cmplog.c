@@ -13,12 +13,23 @@
 #include <string.h>
 
 #include "core/cmplog.h"
+#include "core/coverage.h"
 #include "snapfuzz/record.h"
 
 #include "snapfuzz/banned.h"
 
 CmpLog cmplog_live;
-int cmplog_recording;
+int cmplog_mode;
+int cmplog_value_profile;
+uint8_t cmplog_vp_map[CMPLOG_VP_COUNTERS];
+
+void cmplog_value_profile_enable(void)
+{
+        if (cmplog_value_profile)
+                return;
+        coverage_register_counters(cmplog_vp_map, cmplog_vp_map + CMPLOG_VP_COUNTERS);
+        cmplog_value_profile = CMPLOG_VALUE_PROFILE;
+}
 
 void cmplog_clear(void)
 {

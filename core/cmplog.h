@@ -35,14 +35,31 @@ typedef struct CmpLog {
 
 extern CmpLog cmplog_live;
 
-/* Non-zero while the target runs an input whose comparisons are worth
- * keeping; nothing is recorded otherwise, so the interposed memcmp family
- * never records snapfuzz's own calls. The runner sets it for the first
- * input of each chain: one mutation away from the batch's base, so its
- * operands most likely still appear in the inputs that later chains
- * mutate (an operand found in the input is what input-to-state needs),
- * where a deeper input's operands are mostly its own mutations. */
-extern int cmplog_recording;
+/* What the hooks do with a comparison: cmplog_mode is a set of these bits,
+ * and zero (nothing at all) whenever the target is not running, so the
+ * interposed memcmp family never records snapfuzz's own calls. */
+enum {
+        /* Record operands into the live table. The runner sets it for the
+         * first input of each chain: one mutation away from the batch's
+         * base, so its operands most likely still appear in the inputs that
+         * later chains mutate (an operand found in the input is what
+         * input-to-state needs), where a deeper input's operands are mostly
+         * its own mutations. */
+        CMPLOG_RECORD = 1,
+        /* Value profile (--use-value-profile): how close the operands came
+         * is coverage, a feature per call site and distance in
+         * cmplog_vp_map. Set for every input when enabled. */
+        CMPLOG_VALUE_PROFILE = 2,
+};
+
+extern int cmplog_mode;
+/* CMPLOG_VALUE_PROFILE once cmplog_value_profile_enable() ran, else 0. */
+extern int cmplog_value_profile;
+
+/* 64 call-site buckets times 64 distances: the map is scanned after every
+ * input like any counters, so it stays small (sites may share a bucket). */
+#define CMPLOG_VP_COUNTERS 4096u
+extern uint8_t cmplog_vp_map[CMPLOG_VP_COUNTERS];
 
 static inline size_t cmplog_slot(uintptr_t pc, uint64_t salt, unsigned bits)
 {
@@ -51,13 +68,28 @@ static inline size_t cmplog_slot(uintptr_t pc, uint64_t salt, unsigned bits)
                         (64 - bits));
 }
 
+/* Marks the feature "the comparison at @pc came within @distance" (0..63:
+ * differing bits for integers, matching leading bytes for strings). */
+static inline void cmplog_vp(uintptr_t pc, unsigned distance)
+{
+        cmplog_vp_map[(cmplog_slot(pc, 0, 6) << 6) | (distance & 63)] = 1;
+}
+
 /* Records an integer comparison of @width bytes made at @pc. Operands that
  * are already equal teach nothing and are skipped. For CMPTABLE_F_CONST, @b
  * is the constant. */
 static inline void cmplog_int(uintptr_t pc, uint64_t a, uint64_t b, unsigned width, unsigned flags)
 {
         _Static_assert(CMPTABLE_INTS == 128, "7 bits of slot index");
-        if (__builtin_expect(!cmplog_recording, 1) || a == b)
+        int mode = cmplog_mode;
+
+        if (__builtin_expect(mode == 0, 1))
+                return;
+        if (mode & CMPLOG_VALUE_PROFILE) {
+                unsigned d = (unsigned)__builtin_popcountll(a ^ b);
+                cmplog_vp(pc, d > 63 ? 63 : d);
+        }
+        if (!(mode & CMPLOG_RECORD) || a == b)
                 return;
         CmpIntEntry *e = &cmplog_live.ints[cmplog_slot(pc, (flags & CMPTABLE_F_CONST) ? b : 0, 7)];
         e->a = a;
@@ -68,7 +100,8 @@ static inline void cmplog_int(uintptr_t pc, uint64_t a, uint64_t b, unsigned wid
 
 /* Records a byte-string comparison: @la bytes at @a against @lb bytes at @b
  * (each at most CMPTABLE_MEM_MAX; @la may be 0 for a needle). The slot
- * follows the call site and the first bytes of @b, usually the constant. */
+ * follows the call site and the first bytes of @b, usually the constant.
+ * Only while CMPLOG_RECORD is set. */
 static inline void cmplog_mem(uintptr_t pc, const uint8_t *a, size_t la, const uint8_t *b,
                               size_t lb, unsigned flags)
 {
@@ -76,7 +109,7 @@ static inline void cmplog_mem(uintptr_t pc, const uint8_t *a, size_t la, const u
         uint64_t salt = 0;
         size_t i;
 
-        if (__builtin_expect(!cmplog_recording, 1) || lb == 0)
+        if (__builtin_expect(!(cmplog_mode & CMPLOG_RECORD), 1) || lb == 0)
                 return;
         for (i = 0; i < lb && i < 8; i++)
                 salt = (salt << 8) | b[i];
@@ -89,6 +122,11 @@ static inline void cmplog_mem(uintptr_t pc, const uint8_t *a, size_t la, const u
         e->len_b = (uint8_t)lb;
         e->flags = (uint8_t)flags;
 }
+
+/* Registers cmplog_vp_map as coverage counters and turns value profile on
+ * for every input from now on. Called once in a worker, after the target's
+ * own counters are registered, so counter offsets agree across workers. */
+void cmplog_value_profile_enable(void);
 
 /* Forgets every recorded comparison. */
 void cmplog_clear(void);

@@ -162,6 +162,7 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
             a_rss,
             (char *)"--sandbox",
             (char *)(cfg->sandbox ? cfg->sandbox : "strict"),
+            (char *)(cfg->value_profile ? "--value-profile" : NULL),
             NULL,
         };
 

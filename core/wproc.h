@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -25,6 +26,7 @@ typedef struct WprocConfig {
         const char *sandbox;      /* "strict" or "off" */
         int cov_fd;               /* shared coverage map; -1: a private one */
         unsigned init_timeout_ms; /* how long loading may take; 0: 120 s */
+        bool value_profile;       /* comparison distances as coverage (core/cmplog.h) */
 } WprocConfig;
 
 typedef struct Wproc Wproc;

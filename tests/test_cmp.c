@@ -4,7 +4,8 @@
  * found with one worker in well under a minute; the interposed string
  * functions answer as libc does; --dict refuses a malformed file with its
  * line and reason; the automatic dictionary is saved in the output
- * directory, in the --dict format, and reused by the next run.
+ * directory, in the --dict format, and reused by the next run; the value
+ * profile turns how close a comparison came into coverage.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "tests/sfrun.h"
 
@@ -223,4 +226,51 @@ Test(cmp, the_automatic_dictionary_is_saved_and_reused, .timeout = 300)
         free(dir);
         free(autodict);
         free(out);
+}
+
+/* Runs @target for @secs seconds and returns stats.json's features. */
+static double features_after(const char *target, const char *secs, bool value_profile)
+{
+        char *dir = sf_tmpdir();
+        char *out = path_in(dir, "out");
+        SfRun r;
+        const char *args[] = {"run",
+                              sf_target(target),
+                              "--out",
+                              out,
+                              "--workers",
+                              "1",
+                              "--max-total-time",
+                              secs,
+                              "--seed",
+                              "6",
+                              value_profile ? "--use-value-profile" : NULL,
+                              NULL};
+        sf_run(&r, 60, args);
+        cr_assert(r.exit_code == 0 || r.exit_code == 1, "exit %d:\n%s", r.exit_code, r.err);
+        sf_run_free(&r);
+        char *stats = path_in(out, "stats.json");
+        size_t len;
+        char *text = (char *)sf_read(stats, &len);
+        cr_assert_not_null(text);
+        cJSON *j = cJSON_Parse(text);
+        cr_assert_not_null(j);
+        double f = cJSON_GetObjectItem(j, "features")->valuedouble;
+        cJSON_Delete(j);
+        free(text);
+        free(stats);
+        free(out);
+        free(dir);
+        return f;
+}
+
+/* cmp_vp compares a value computed from the input with a constant: plain
+ * coverage sees one branch, the value profile a feature for every distance
+ * the fuzzer reaches on the way. */
+Test(cmp, the_value_profile_turns_comparison_distances_into_coverage, .timeout = 120)
+{
+        double plain = features_after("cmp_vp", "3", false);
+        double vp = features_after("cmp_vp", "3", true);
+        cr_expect_leq(plain, 5, "%g features without the value profile", plain);
+        cr_expect_geq(vp, plain + 10, "%g features with it, %g without", vp, plain);
 }

@@ -112,9 +112,9 @@ static uint8_t **emulate(void *region, const RecordLayout *l, uint64_t iters, bo
                 memcpy(inputs[k], work, len);
                 lens[k] = len;
                 /* As the runner: the first input of a chain is recorded. */
-                cmplog_recording = comparisons && idx % h->chain_len == 0;
+                cmplog_mode = comparisons && idx % h->chain_len == 0 ? CMPLOG_RECORD : 0;
                 fake_target(work, len);
-                cmplog_recording = 0;
+                cmplog_mode = 0;
         }
         free(work);
         *ret_lens = lens;
@@ -333,9 +333,9 @@ Test(record, a_table_from_another_batch_never_passes)
 {
         CmpTable *t = calloc(1, sizeof(*t));
         cmplog_clear();
-        cmplog_recording = 1;
+        cmplog_mode = CMPLOG_RECORD;
         cmplog_int(0x10, 1, 2, 4, 0);
-        cmplog_recording = 0;
+        cmplog_mode = 0;
         cr_assert_eq(cmplog_freeze(&cmplog_live, t, 1, 77), 1);
         cr_expect_eq(t->check, record_cmp_check(t, 77));
         cr_expect_neq(t->check, record_cmp_check(t, 78));
