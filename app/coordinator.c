@@ -93,6 +93,7 @@ typedef struct Coordinator {
         SfPrng rng;
         CorpusSeed *seeds;
         size_t n_seeds, next_seed, n_resumed;
+        uint8_t *seed_pack; /* the seed list of a warm-up batch (max_len bytes) */
 
         uint64_t execs, dispatched, batch_ids;
         int64_t start_ms, last_status_ms;
@@ -132,6 +133,7 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "counters", c->cov ? (double)c->cov->counters : 0);
         cJSON_AddNumberToObject(j, "corpus", c->corpus ? (double)corpus_size(c->corpus) : 0);
         cJSON_AddNumberToObject(j, "autodict", c->dicts ? (double)dicts_auto_count(c->dicts) : 0);
+        cJSON_AddNumberToObject(j, "runner_deaths", (double)c->deaths);
         cJSON_AddNumberToObject(j, "crashes", (double)c->stored);
         cJSON_AddNumberToObject(j, "unique_crashes", (double)c->unique);
         cJSON_AddNumberToObject(j, "inputs_lost", (double)c->lost);
@@ -207,7 +209,9 @@ static int helper_start(Coordinator *c)
                     .max_len = c->layout.max_len,
                     .timeout_ms = c->cfg->timeout_ms,
                     .rss_limit_mb = c->cfg->rss_limit_mb,
+                    .malloc_limit_mb = c->cfg->malloc_limit_mb,
                     .sandbox = c->cfg->sandbox,
+                    .minimize_ms = c->cfg->minimize_ms,
                 };
                 int r = recovery_main(&rc, cmd[0], evt[1], c->job_region);
                 _exit(r < 0 ? SF_EXIT_INTERNAL : 0);
@@ -275,6 +279,9 @@ static void helper_event(Coordinator *c, cJSON *m)
                 c->lost++;
                 log_warn("a runner died but its input could not be rebuilt: %s",
                          msg_str(m, "why", "?"));
+                /* A crash happened all the same: a CI run must not pass. */
+                if (!c->cfg->keep_going && !msg_bool(m, "no_input", 0))
+                        c->stopping = true;
         }
 }
 
@@ -422,12 +429,36 @@ static void dispatch_one(Coordinator *c, Slot *s)
         static const uint8_t empty[1];
 
         b.seed = prng_next64(&c->rng);
-        if (c->next_seed < c->n_seeds) {
+        if (c->next_seed < c->n_seeds && c->seeds[c->next_seed].len + 4 > c->layout.max_len) {
+                /* A seed as long as the record's base runs alone. */
                 CorpusSeed *sd = &c->seeds[c->next_seed++];
                 b.mode = RECORD_MODE_EXEC;
                 b.iters = 1;
-                b.base = sd->data;
+                b.base = sd->data ? sd->data : empty;
                 b.base_len = sd->len;
+                s->seed_batch = true;
+        } else if (c->next_seed < c->n_seeds) {
+                /* The warm-up pass: as many seeds as the base holds, one per
+                 * iteration of a single runner. */
+                size_t used = 0;
+                b.mode = RECORD_MODE_SEEDS;
+                b.iters = 0;
+                while (c->next_seed < c->n_seeds &&
+                       used + 4 + c->seeds[c->next_seed].len <= c->layout.max_len) {
+                        CorpusSeed *sd = &c->seeds[c->next_seed++];
+                        uint32_t n = (uint32_t)sd->len;
+                        uint8_t *p = c->seed_pack + used;
+                        p[0] = (uint8_t)n;
+                        p[1] = (uint8_t)(n >> 8);
+                        p[2] = (uint8_t)(n >> 16);
+                        p[3] = (uint8_t)(n >> 24);
+                        if (n)
+                                memcpy(p + 4, sd->data, n);
+                        used += 4 + n;
+                        b.iters++;
+                }
+                b.base = c->seed_pack;
+                b.base_len = used;
                 s->seed_batch = true;
         } else {
                 size_t n = corpus_size(c->corpus);
@@ -683,6 +714,7 @@ static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
             .max_len = c->cfg->max_len,
             .timeout_ms = c->cfg->timeout_ms,
             .rss_limit_mb = c->cfg->rss_limit_mb,
+            .malloc_limit_mb = c->cfg->malloc_limit_mb,
             .sandbox = c->cfg->sandbox,
             .cov_fd = c->cov_fd,
             .value_profile = c->cfg->value_profile,
@@ -775,6 +807,9 @@ int coordinator_run(RunConfig *cfg)
                 log_error("--max-len %zu is out of range", cfg->max_len);
                 return SF_EXIT_USAGE;
         }
+        c.seed_pack = malloc(c.layout.max_len);
+        if (!c.seed_pack)
+                return SF_EXIT_INTERNAL;
         char corpus_dir[4096];
         snprintf(corpus_dir, sizeof(corpus_dir), "%s/corpus", cfg->out_dir);
         r = corpus_new(&c.corpus, corpus_dir);
@@ -817,6 +852,10 @@ int coordinator_run(RunConfig *cfg)
                 log_info("dictionary: %zu tokens from %s, %zu from %s/" DICTS_AUTO_FILE,
                          dicts_user_count(c.dicts), cfg->dict_path ? cfg->dict_path : "--dict",
                          dicts_auto_count(c.dicts), cfg->out_dir);
+        cJSON *prepare = msg_new("prepare");
+        if (prepare)
+                (void)msg_send(c.helper_cmd, prepare);
+        cJSON_Delete(prepare);
         c.last_status_ms = clock_now_ms();
         fcntl(c.helper_evt, F_SETFL, O_NONBLOCK);
 
@@ -847,15 +886,19 @@ int coordinator_run(RunConfig *cfg)
                 log_info("%" PRIu64 " crash%s stored (%" PRIu64 " new); replay one with: "
                          "snapfuzz reproduce ID --out %s",
                          c.stored, c.stored == 1 ? "" : "es", c.unique, cfg->out_dir);
-        else
+        if (c.lost)
+                log_warn("%" PRIu64 " crash%s could not be rebuilt (see the warnings above)",
+                         c.lost, c.lost == 1 ? "" : "es");
+        if (!c.stored && !c.lost)
                 log_info("no crash found");
 
         corpus_free(c.corpus);
         dicts_free(c.dicts);
         corpus_seeds_free(c.seeds, c.n_seeds);
+        free(c.seed_pack);
         free(c.slots);
         coverage_shared_unmap(c.cov);
-        if (c.stored)
+        if (c.stored || c.lost)
                 return SF_EXIT_CRASH;
         return c.internal_error ? SF_EXIT_INTERNAL : SF_EXIT_OK;
 }

@@ -20,6 +20,7 @@
  * the true cause of death in the wait status.
  */
 #include <errno.h>
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -139,8 +140,12 @@ static int runner_install_handlers(void)
         return sigprocmask(SIG_UNBLOCK, &unblock, NULL) < 0 ? -errno : 0;
 }
 
+/* libsnapfuzz-malloc.so's switch, when it is loaded (app/malloc_limit.c). */
+static volatile int *runner_malloc_armed;
+
 void runner_prepare(void)
 {
+        runner_malloc_armed = dlsym(RTLD_DEFAULT, "snapfuzz_malloc_armed");
         /* backtrace() loads libgcc_s on first use; do it here, before any
          * sandbox, and never in a signal handler. */
         void *frames[4];
@@ -221,6 +226,11 @@ void runner_main(const RunnerArgs *a)
         const uint64_t iters = h->iters;
         const uint64_t chain_len = h->chain_len;
         const int fuzz = h->mode == RECORD_MODE_FUZZ;
+        const int seeds = h->mode == RECORD_MODE_SEEDS;
+        size_t seed_cursor = 0;
+        uint64_t seed_k = 1;
+        const uint64_t first = h->first_exec > 1 ? h->first_exec : 1;
+        const int collect = !(h->batch_flags & RECORD_BATCH_REPLAY);
 
         static MutatorDict dict;
         static MutatorTrace trace;
@@ -246,6 +256,10 @@ void runner_main(const RunnerArgs *a)
         if (sandbox_apply(a->sandbox) < 0)
                 _exit(RUNNER_EXIT_SETUP);
         h->runner_state = RECORD_RUNNER_RUNNING;
+        /* From here on, allocations are the target's: hold them to
+         * --malloc-limit-mb. */
+        if (runner_malloc_armed)
+                *runner_malloc_armed = 1;
 
         size_t len = base_len;
         memcpy(work, base, base_len);
@@ -264,7 +278,18 @@ void runner_main(const RunnerArgs *a)
                                 len = base_len;
                         }
                         len = mutator_mutate(&ctx, &rng, work, len, max_len);
+                } else if (seeds) {
+                        const uint8_t *entry;
+                        uint32_t elen;
+                        if (record_seed_at(base, base_len, k, &seed_cursor, &seed_k, &entry,
+                                           &elen) < 0 ||
+                            elen > max_len)
+                                break; /* the list ended: the batch is done */
+                        memcpy(work, entry, elen);
+                        len = elen;
                 }
+                if (__builtin_expect(k < first, 0))
+                        continue; /* replaying history: only the mutations */
                 uint8_t *data = exec_end - len;
                 memcpy(data, work, len);
 
@@ -286,7 +311,7 @@ void runner_main(const RunnerArgs *a)
                         continue;
                 }
                 size_t nf = coverage_scan(a->coverage);
-                if (__builtin_expect(nf != 0, 0)) {
+                if (__builtin_expect(nf != 0, 0) && collect) {
                         added += nf;
                         h->new_features = added;
                         runner_push_find(region, l, work, len, k);

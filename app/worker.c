@@ -67,6 +67,7 @@ typedef struct Worker {
         /* The last bytes the runner wrote to stdout/stderr, for the report. */
         char out_tail[WORKER_OUTPUT_TAIL];
         size_t out_len;
+        int quiet; /* this batch's output is kept for the report only */
 } Worker;
 
 static void worker_send_error(Worker *w, const char *what, const char *message)
@@ -267,8 +268,10 @@ static int worker_drain_output(Worker *w, int fd)
                         continue;
                 if (n <= 0)
                         return n == 0 ? 0 : (errno == EAGAIN ? 1 : 0);
-                ssize_t wr = write(STDERR_FILENO, buf, (size_t)n);
-                (void)wr;
+                if (!w->quiet) {
+                        ssize_t wr = write(STDERR_FILENO, buf, (size_t)n);
+                        (void)wr;
+                }
                 size_t k = (size_t)n;
                 _Static_assert(sizeof(buf) <= WORKER_OUTPUT_TAIL, "a read fits the tail");
                 if (w->out_len + k > WORKER_OUTPUT_TAIL) {
@@ -300,8 +303,9 @@ static void worker_add_text(cJSON *m, const char *key, const char *src, size_t l
 static const char *worker_find_report(const char *out, size_t len)
 {
         static const char *const markers[] = {
-            "ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "ERROR: MemorySanitizer",
-            "ERROR: ThreadSanitizer",  "runtime error: ",      "ERROR: HWAddressSanitizer",
+            "ERROR: AddressSanitizer",       "ERROR: LeakSanitizer", "ERROR: MemorySanitizer",
+            "ERROR: ThreadSanitizer",        "runtime error: ",      "ERROR: HWAddressSanitizer",
+            "ERROR: snapfuzz: malloc-limit",
         };
         const char *first = NULL;
         for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
@@ -344,7 +348,9 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         int64_t table_len = msg_int(cmd, "table_len", 0);
         int64_t chain_len = msg_int(cmd, "chain_len", 4);
         const char *mode_s = msg_str(cmd, "mode", "fuzz");
-        RecordMode mode = strcmp(mode_s, "exec") == 0 ? RECORD_MODE_EXEC : RECORD_MODE_FUZZ;
+        RecordMode mode = strcmp(mode_s, "exec") == 0    ? RECORD_MODE_EXEC
+                          : strcmp(mode_s, "seeds") == 0 ? RECORD_MODE_SEEDS
+                                                         : RECORD_MODE_FUZZ;
 
         if (iters == 0 || base_len < 0 || (uint64_t)base_len > w->layout.max_len ||
             partner_len < 0 || (uint64_t)partner_len > w->layout.max_len || table_len < 0 ||
@@ -355,6 +361,8 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         record_begin_batch(w->region, &w->layout, (uint64_t)msg_int(cmd, "batch_id", 0), mode,
                            iters, seed, (uint32_t)chain_len, (uint32_t)base_len,
                            (uint32_t)partner_len, (uint32_t)table_len);
+        h->first_exec = (uint64_t)msg_int(cmd, "first", 1);
+        h->batch_flags = msg_bool(cmd, "replay", 0) ? RECORD_BATCH_REPLAY : 0;
 
         int out_pipe[2];
         if (pipe2(out_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -362,6 +370,7 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                 return -errno;
         }
         w->out_len = 0;
+        w->quiet = msg_bool(cmd, "quiet", 0);
 
         int64_t started = clock_now_ms();
         int close_fds[] = {w->cmd_fd, w->evt_fd, w->shm_fd, w->cov_fd, out_pipe[0]};

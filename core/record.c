@@ -133,13 +133,18 @@ RecordProblem record_validate(const void *region, const RecordLayout *l)
 
         if (h->magic != RECORD_MAGIC)
                 return RECORD_BAD_MAGIC;
-        if (h->version != RECORD_VERSION || h->header_size != sizeof(RecordHeader) ||
-            h->mutator_version != MUTATOR_VERSION)
+        if (h->version != RECORD_VERSION || h->header_size != sizeof(RecordHeader))
                 return RECORD_BAD_VERSION;
-        if (h->desc_check != record_desc_check(h) || h->max_len != l->max_len ||
-            h->base_len > l->max_len || h->partner_len > l->max_len ||
+        /* The checksum first: a scribbled description is corruption, while
+         * a record from another mutator has a valid checksum. */
+        if (h->desc_check != record_desc_check(h))
+                return RECORD_BAD_DESC;
+        if (h->mutator_version != MUTATOR_VERSION)
+                return RECORD_BAD_VERSION;
+        if (h->max_len != l->max_len || h->base_len > l->max_len || h->partner_len > l->max_len ||
             h->table_len > RECORD_TABLE_BYTES || h->chain_len == 0 ||
-            (h->mode != RECORD_MODE_EXEC && h->mode != RECORD_MODE_FUZZ))
+            (h->mode != RECORD_MODE_EXEC && h->mode != RECORD_MODE_FUZZ &&
+             h->mode != RECORD_MODE_SEEDS))
                 return RECORD_BAD_DESC;
         if (h->payload_check != record_payload_check(region, l, h))
                 return RECORD_BAD_PAYLOAD;

@@ -5,6 +5,7 @@
  * gcc install them; a gcc runtime (libasan.so.N) is left to the dynamic
  * loader's default search.
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -204,14 +205,51 @@ static void append_options(const char *var, const char *ours)
         setenv(var, buf, 1);
 }
 
-void sanitizer_setenv(const SanitizerInfo *s)
+/* libsnapfuzz-malloc.so next to the running snapfuzz executable. */
+static bool malloc_shim_path(char *ret, size_t cap)
 {
-        if (s->preload[0]) {
-                char buf[PATH_MAX * 2];
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n <= 0)
+                return false;
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (!slash)
+                return false;
+        *slash = 0;
+        snprintf(ret, cap, "%s/libsnapfuzz-malloc.so", exe);
+        return file_exists(ret);
+}
+
+void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb)
+{
+        char preload[PATH_MAX * 2];
+        snprintf(preload, sizeof(preload), "%s", s->preload);
+        /* The shim replaces malloc; it stays out when the target's runtime
+         * or snapfuzz's own (a sanitizer build of snapfuzz) does that. */
+        bool own_sanitizer =
+            dlsym(RTLD_DEFAULT, "__asan_init") || dlsym(RTLD_DEFAULT, "__msan_init");
+        if (malloc_limit_mb && !s->asan && !s->msan && !own_sanitizer) {
+                char shim[PATH_MAX], limit[32];
+                if (malloc_shim_path(shim, sizeof(shim))) {
+                        size_t used = strlen(preload);
+                        snprintf(preload + used, sizeof(preload) - used, "%s%s", used ? ":" : "",
+                                 shim);
+                        snprintf(limit, sizeof(limit), "%u", malloc_limit_mb);
+                        setenv("SNAPFUZZ_MALLOC_LIMIT_MB", limit, 1);
+                }
+        }
+        if (preload[0]) {
+                char buf[PATH_MAX * 3];
                 const char *old = getenv("LD_PRELOAD");
-                snprintf(buf, sizeof(buf), "%s%s%s", s->preload, old && *old ? ":" : "",
+                snprintf(buf, sizeof(buf), "%s%s%s", preload, old && *old ? ":" : "",
                          old && *old ? old : "");
                 setenv("LD_PRELOAD", buf, 1);
+        }
+        if (malloc_limit_mb && s->asan) {
+                char opt[64];
+                snprintf(opt, sizeof(opt), "max_allocation_size_mb=%u", malloc_limit_mb);
+                append_options("ASAN_OPTIONS", opt);
         }
         /* The runner records fatal signals itself (so the replay record gets
          * the stack); the sanitizer reports its own errors and then aborts.

@@ -31,5 +31,8 @@ int sanitizer_detect(const char *target, SanitizerInfo *ret, char *why, size_t w
 /* Sets LD_PRELOAD and the sanitizer options in the current process's
  * environment (called in a forked child just before exec). Options the user
  * already set in ASAN_OPTIONS/UBSAN_OPTIONS are kept; the ones the sandbox
- * depends on are appended, so they win. */
-void sanitizer_setenv(const SanitizerInfo *s);
+ * depends on are appended, so they win. @malloc_limit_mb (0: none) becomes
+ * ASan's max_allocation_size_mb, or, for a target without a sanitizer that
+ * replaces malloc, the limit of libsnapfuzz-malloc.so, preloaded from next
+ * to the snapfuzz executable. */
+void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb);

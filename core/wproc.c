@@ -178,7 +178,7 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
                 close_inherited(keep, 4);
-                sanitizer_setenv(&san);
+                sanitizer_setenv(&san, cfg->malloc_limit_mb);
                 execv(exe, argv);
                 _exit(WORKER_EXIT_INTERNAL);
         }
@@ -339,13 +339,19 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
                 return -ENOMEM;
         snprintf(seed, sizeof(seed), "%llx", (unsigned long long)b->seed);
         cJSON_AddNumberToObject(m, "batch_id", (double)b->batch_id);
-        cJSON_AddStringToObject(m, "mode", b->mode == RECORD_MODE_EXEC ? "exec" : "fuzz");
+        cJSON_AddStringToObject(m, "mode", record_mode_name(b->mode));
         cJSON_AddNumberToObject(m, "iters", (double)b->iters);
         cJSON_AddStringToObject(m, "seed", seed);
         cJSON_AddNumberToObject(m, "chain_len", b->chain_len);
         cJSON_AddNumberToObject(m, "base_len", (double)b->base_len);
         cJSON_AddNumberToObject(m, "partner_len", (double)b->partner_len);
         cJSON_AddNumberToObject(m, "table_len", (double)b->table_len);
+        if (b->first > 1)
+                cJSON_AddNumberToObject(m, "first", (double)b->first);
+        if (b->replay)
+                cJSON_AddBoolToObject(m, "replay", 1);
+        if (b->quiet)
+                cJSON_AddBoolToObject(m, "quiet", 1);
         int r = msg_send(w->cmd_fd, m);
         cJSON_Delete(m);
         return r;
@@ -361,7 +367,9 @@ int wproc_recv(Wproc *w, cJSON **ret, int timeout_ms)
         return msg_recv(&w->reader, ret, timeout_ms);
 }
 
-int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
+/* One input, unmodified, in a fresh runner; one batch id sequence for all
+ * such runs of this process. */
+static int exec_one(Wproc *w, const uint8_t *data, size_t len, int quiet, cJSON **ret)
 {
         static uint64_t exec_id;
         WprocBatch b = {
@@ -371,8 +379,25 @@ int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
             .chain_len = 1,
             .base = data,
             .base_len = len,
+            .replay = 1,
+            .quiet = quiet,
         };
-        int r = wproc_send_batch(w, &b);
+        return wproc_run_batch(w, &b, ret);
+}
+
+int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
+{
+        return exec_one(w, data, len, 0, ret);
+}
+
+int wproc_exec_quiet(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
+{
+        return exec_one(w, data, len, 1, ret);
+}
+
+int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret)
+{
+        int r = wproc_send_batch(w, b);
         if (r < 0)
                 return r;
         for (;;) {

@@ -69,12 +69,19 @@ static void sig_add(char *buf, size_t cap, const char *part)
                 snprintf(buf + n, cap - n, "|%s", part);
 }
 
-/* "module!symbol" for a frame, or "module+0xoffset" without a symbol. */
-static void frame_name(const cJSON *f, char *buf, size_t cap)
+/* "module!function" for a frame, or "module+0xoffset" without one; the top
+ * frame adds its line ("module!function:42") when debug info has it, so two
+ * crashes in one function are told apart while callers' edits do not change
+ * the id. The debug-info name comes first: dladdr only knows exported
+ * symbols, and names a static function after the exported one before it. */
+static void frame_name(const cJSON *f, bool top, char *buf, size_t cap)
 {
         const char *module = msg_str(f, "module", "?");
-        const char *symbol = msg_str(f, "symbol", NULL);
-        if (symbol)
+        const char *symbol = msg_str(f, "function", msg_str(f, "symbol", NULL));
+        int64_t line = msg_int(f, "line", 0);
+        if (symbol && top && line > 0)
+                snprintf(buf, cap, "%s!%s:%lld", module, symbol, (long long)line);
+        else if (symbol)
                 snprintf(buf, cap, "%s!%s", module, symbol);
         else
                 snprintf(buf, cap, "%s+%s", module, msg_str(f, "offset", msg_str(f, "pc", "?")));
@@ -143,6 +150,13 @@ static bool classify_report(const char *report, Classification *ret, char *type,
                         kind = "oom";
                 snprintf(ret->kind, sizeof(ret->kind), "%s", kind);
                 snprintf(ret->message, sizeof(ret->message), "AddressSanitizer: %s", p);
+                return true;
+        }
+        if ((p = strstr(line, "ERROR: snapfuzz: malloc-limit: "))) {
+                snprintf(ret->kind, sizeof(ret->kind), "oom");
+                snprintf(type, cap, "malloc-limit");
+                snprintf(ret->message, sizeof(ret->message), "malloc limit: %s",
+                         p + strlen("ERROR: snapfuzz: malloc-limit: "));
                 return true;
         }
         if ((p = strstr(line, "ERROR: LeakSanitizer: "))) {
@@ -263,7 +277,7 @@ void classify_death(const cJSON *died, Classification *ret)
                 if (classify_frame_is_runtime(f) || !cJSON_GetObjectItemCaseSensitive(f, "module"))
                         continue;
                 char name[256];
-                frame_name(f, name, sizeof(name));
+                frame_name(f, taken == 0, name, sizeof(name));
                 sig_add(ret->signature, sizeof(ret->signature), name);
                 taken++;
         }

@@ -29,6 +29,24 @@ static void replay_ctx(const void *region, const RecordLayout *l, MutatorCtx *ct
                 ctx->dict = dict;
 }
 
+/* Iteration @k of a seed list: its k-th entry. */
+static int replay_seed(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
+                       size_t *ret_len)
+{
+        const RecordHeader *h = region;
+        size_t cursor = 0;
+        uint64_t at = 1;
+        const uint8_t *entry;
+        uint32_t len;
+        if (record_seed_at(record_base((void *)region, l), h->base_len, k, &cursor, &at, &entry,
+                           &len) < 0 ||
+            len > l->max_len)
+                return -(int)RECORD_BAD_COUNT;
+        memcpy(ret, entry, len);
+        *ret_len = len;
+        return 0;
+}
+
 static int replay_check(const void *region, const RecordLayout *l, uint64_t k)
 {
         RecordProblem p = record_validate(region, l);
@@ -53,6 +71,8 @@ int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k
         int r = replay_check(region, l, k);
         if (r < 0)
                 return r;
+        if (h->mode == RECORD_MODE_SEEDS)
+                return replay_seed(region, l, k, ret, ret_len);
         if (h->mode == RECORD_MODE_FUZZ && (k - 1) / h->chain_len >= h->cmp_first_chain)
                 return -(int)RECORD_NO_CMP;
         memcpy(ret, base, h->base_len);
@@ -82,6 +102,8 @@ int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8
         int r = replay_check(region, l, k);
         if (r < 0)
                 return r;
+        if (h->mode == RECORD_MODE_SEEDS)
+                return replay_seed(region, l, k, ret, ret_len);
         if (h->mode != RECORD_MODE_FUZZ) {
                 memcpy(ret, record_base((void *)region, l), h->base_len);
                 *ret_len = h->base_len;
@@ -111,4 +133,61 @@ int replay_input(const void *region, const RecordLayout *l, uint8_t *ret, size_t
         uint64_t count = __atomic_load_n(&h->count, __ATOMIC_ACQUIRE);
         /* A torn slot is not fatal: replay_input_at falls back to the seed. */
         return replay_input_at(region, l, count, ret, ret_len);
+}
+
+void replay_history_batch(const void *region, const RecordLayout *l, uint64_t first, uint64_t last,
+                          WprocBatch *ret)
+{
+        const RecordHeader *h = region;
+        *ret = (WprocBatch){
+            .batch_id = h->batch_id,
+            .mode = (RecordMode)h->mode,
+            .iters = last,
+            .seed = h->seed,
+            .chain_len = h->chain_len,
+            .base = record_base((void *)region, l),
+            .base_len = h->base_len,
+            .partner = record_partner((void *)region, l),
+            .partner_len = h->partner_len,
+            .table = record_table((void *)region, l),
+            .table_len = h->table_len,
+            .first = first,
+            .replay = 1,
+        };
+}
+
+int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint64_t last,
+                 int (*fn)(void *ctx, uint64_t k, const uint8_t *data, size_t len), void *ctx,
+                 uint8_t *buf)
+{
+        const RecordHeader *h = region;
+        const uint8_t *base = record_base((void *)region, l);
+        static MutatorDict dict;
+        MutatorCtx mctx;
+        SfPrng rng;
+
+        int r = replay_check(region, l, last);
+        if (r < 0)
+                return r;
+        replay_ctx(region, l, &mctx, &dict);
+        prng_seed(&rng, h->seed, h->batch_id);
+        size_t len = h->base_len;
+        memcpy(buf, base, len);
+        for (uint64_t k = 1; k <= last; k++) {
+                if (h->mode == RECORD_MODE_SEEDS) {
+                        if (k < first)
+                                continue;
+                        if (replay_seed(region, l, k, buf, &len) < 0)
+                                break;
+                } else if (h->mode == RECORD_MODE_FUZZ) {
+                        if ((k - 1) % h->chain_len == 0) {
+                                memcpy(buf, base, h->base_len);
+                                len = h->base_len;
+                        }
+                        len = mutator_mutate(&mctx, &rng, buf, len, l->max_len);
+                }
+                if (k >= first && fn(ctx, k, buf, len))
+                        break;
+        }
+        return 0;
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/wproc.h"
 #include "snapfuzz/record.h"
 
 /* Rebuilds the input of iteration @k (1..count) of the batch in @region
@@ -26,3 +27,16 @@ int replay_input(const void *region, const RecordLayout *l, uint8_t *ret, size_t
  * can be rebuilt this way; the others give -RECORD_NO_CMP. */
 int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
                            size_t *ret_len);
+
+/* The batch that re-runs the record's history: the same seed, base, partner
+ * and table, iterations 1..@last, executing only @first..@last. Points into
+ * @region. */
+void replay_history_batch(const void *region, const RecordLayout *l, uint64_t first, uint64_t last,
+                          WprocBatch *ret);
+
+/* Calls @fn with the input of every iteration @first..@last, in order, in
+ * one pass from the batch's seed. Stops early when @fn returns non-zero.
+ * Returns 0 or a negative RecordProblem. */
+int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint64_t last,
+                 int (*fn)(void *ctx, uint64_t k, const uint8_t *data, size_t len), void *ctx,
+                 uint8_t *buf);

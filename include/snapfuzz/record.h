@@ -24,7 +24,10 @@
  * PRNG saved in slot[c & 1]. The runner writes slot[c & 1] before count
  * reaches the chain's first iteration, so the slot of the chain `count` is in
  * is never being written: a kill at any instruction leaves a usable record.
- * In RECORD_MODE_EXEC every iteration runs the base unmodified.
+ * In RECORD_MODE_EXEC every iteration runs the base unmodified; in
+ * RECORD_MODE_SEEDS the base is a list of inputs (record_seed_at) and
+ * iteration k runs the k-th, unmodified: the warm-up pass over a corpus runs
+ * many seeds per runner.
  *
  * Comparison tables (include/snapfuzz/cmptable.h) follow the same rule. At
  * the start of a chain the runner may freeze its live table of comparison
@@ -63,9 +66,48 @@
 #define RECORD_MAX_LEN_LIMIT (16u * 1024u * 1024u)
 
 typedef enum RecordMode {
-        RECORD_MODE_EXEC = 1, /* run the base input unmodified */
-        RECORD_MODE_FUZZ = 2, /* mutate chains from the base input */
+        RECORD_MODE_EXEC = 1,  /* run the base input unmodified */
+        RECORD_MODE_FUZZ = 2,  /* mutate chains from the base input */
+        RECORD_MODE_SEEDS = 3, /* the base is a list of inputs, run one per iteration */
 } RecordMode;
+
+static inline const char *record_mode_name(RecordMode m)
+{
+        return m == RECORD_MODE_EXEC ? "exec" : m == RECORD_MODE_SEEDS ? "seeds" : "fuzz";
+}
+
+/* A seed list is entries of [u32 length, little-endian][bytes]. Finds entry
+ * @k (1-based) starting from byte offset *@cursor of entry *@cursor_k (pass
+ * 0 and 1 to search from the start; the cursor moves to entry k, so walking
+ * the list in order costs one step per entry). Returns 0, or -1 when the
+ * list ends before entry k or is malformed. */
+static inline int record_seed_at(const uint8_t *list, size_t list_len, uint64_t k, size_t *cursor,
+                                 uint64_t *cursor_k, const uint8_t **ret, uint32_t *ret_len)
+{
+        size_t off = *cursor;
+        uint64_t i = *cursor_k;
+        if (k < i) {
+                off = 0;
+                i = 1;
+        }
+        for (;;) {
+                if (off + 4 > list_len)
+                        return -1;
+                uint32_t n = (uint32_t)list[off] | (uint32_t)list[off + 1] << 8 |
+                             (uint32_t)list[off + 2] << 16 | (uint32_t)list[off + 3] << 24;
+                if (n > list_len - off - 4)
+                        return -1;
+                if (i == k) {
+                        *cursor = off;
+                        *cursor_k = i;
+                        *ret = list + off + 4;
+                        *ret_len = n;
+                        return 0;
+                }
+                off += 4 + (size_t)n;
+                i++;
+        }
+}
 
 typedef enum RecordRunnerState {
         RECORD_RUNNER_IDLE = 0,
@@ -112,7 +154,19 @@ typedef struct RecordHeader {
         /* The first chain that read a comparison table; UINT64_MAX until
          * one does. Written before that chain's slot. */
         uint64_t cmp_first_chain;
+
+        /* Which iterations run, set by the worker before the fork. They do
+         * not change any input's bytes (so they are outside desc_check):
+         * iterations before first_exec are mutated but not executed, which
+         * replays a runner's history from any point. */
+        uint64_t first_exec;
+        uint32_t batch_flags; /* RECORD_BATCH_* */
+        uint32_t pad2;
 } RecordHeader;
+
+/* Verification and history replay: no finds, no early stop when the finds
+ * area is full. */
+#define RECORD_BATCH_REPLAY 1u
 
 _Static_assert(sizeof(RecordHeader) <= RECORD_HEADER_SIZE, "header fits its page");
 _Static_assert(offsetof(RecordHeader, magic) == 0, "magic first");
@@ -254,7 +308,7 @@ uint64_t record_payload_check(const void *region, const RecordLayout *l, const R
 
 /* Worker side: writes a new batch description (the payload must already be
  * in place), resets count, slots, death info and finds, and seals the
- * checksums. */
+ * checksums. first_exec and batch_flags are set afterwards. */
 void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, RecordMode mode,
                         uint64_t iters, uint64_t seed, uint32_t chain_len, uint32_t base_len,
                         uint32_t partner_len, uint32_t table_len);

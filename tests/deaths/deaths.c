@@ -22,13 +22,24 @@
  *   'W' writes into its const input
  *   'T' an infinite loop
  *   'E' execve (blocked by the sandbox)
+ *   'Z' one huge allocation (3 GiB), never touched: only a malloc limit
+ *       sees it, the resident size stays small
+ *   'D' a wild write into snapfuzz's replay record (found through
+ *       /proc/self/maps in LLVMFuzzerInitialize, before the sandbox), then
+ *       SIGSEGV: recovery must detect it and refuse to store a wrong input
+ *   'G' state-dependent: aborts on the third 'G' input a runner sees (a
+ *       counter that survives between inputs, as a filling table does)
  * With AddressSanitizer (-DDEATH_ASAN): 'O' heap-buffer-overflow, 'U'
  * heap-use-after-free. With UBSan (-DDEATH_UBSAN): 'N' signed overflow.
+ *
+ * -DDEATH_SOAK leaves out 'E': outside the sandbox execve succeeds, so a
+ * plain loader could not confirm that input independently.
  *
  * Any other input returns 0 after a little parsing, so the fuzzer has
  * coverage to find before it finds a death.
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +52,29 @@
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* snapfuzz's shared record, for 'D': the first page of the mapping of the
+ * memfd named snapfuzz-record. */
+static volatile uint8_t *record_page;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+        (void)argc;
+        (void)argv;
+        FILE *f = fopen("/proc/self/maps", "r");
+        char line[512];
+        while (f && fgets(line, sizeof(line), f)) {
+                unsigned long lo;
+                if (strstr(line, "snapfuzz-record") && sscanf(line, "%lx-", &lo) == 1) {
+                        record_page = (volatile uint8_t *)lo;
+                        break;
+                }
+        }
+        if (f)
+                fclose(f);
+        return 0;
+}
 
 char *volatile death_sink;
 volatile int death_zero;
@@ -71,10 +105,12 @@ __attribute__((noinline)) static void die(uint8_t how, const uint8_t *data, size
         if (WANT('X') && how == 'X')
                 exit(7);
         if (WANT('M') && how == 'M') {
+                /* Like a parser with xmalloc(): no memory is fatal. */
                 size_t n = (size_t)512 << 20;
                 char *p = malloc(n);
-                if (p)
-                        memset(p, 1, n);
+                if (!p)
+                        abort();
+                memset(p, 1, n);
                 death_sink = p;
                 sleep(5); /* stay big until the worker notices */
         }
@@ -94,10 +130,28 @@ __attribute__((noinline)) static void die(uint8_t how, const uint8_t *data, size
         if (WANT('T') && how == 'T')
                 for (volatile int spin = 1; spin;)
                         ;
+        if (WANT('Z') && how == 'Z') {
+                char *p = malloc((size_t)3 << 30);
+                death_sink = p;
+                free(p);
+        }
+        if (WANT('D') && how == 'D' && record_page) {
+                /* The batch description: seed, lengths, chain length. */
+                for (int i = 16; i < 72; i++)
+                        record_page[i] ^= 0x5a;
+                *(volatile int *)(uintptr_t)0x40 = 1;
+        }
+        if (WANT('G') && how == 'G') {
+                static int seen;
+                if (++seen == 3)
+                        abort();
+        }
+#ifndef DEATH_SOAK
         if (WANT('E') && how == 'E') {
                 char *const argv[] = {"true", NULL};
                 execve("/bin/true", argv, argv + 1);
         }
+#endif
 #ifdef DEATH_ASAN
         if (WANT('O') && how == 'O') {
                 char *p = malloc(8);
