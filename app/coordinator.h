@@ -31,7 +31,7 @@ typedef struct RunConfig {
         unsigned status_every_s;
         const char *dict_path; /* --dict; NULL: none */
         bool value_profile;    /* --use-value-profile */
-        unsigned minimize_ms; /* automatic minimization budget per new crash; 0: off */
+        unsigned minimize_ms;  /* automatic minimization budget per new crash; 0: off */
 } RunConfig;
 
 /* Runs the fuzzer. Returns an SF_EXIT_* code; prints its own diagnostics. */

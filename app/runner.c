@@ -265,15 +265,18 @@ void runner_main(const RunnerArgs *a)
         memcpy(work, base, base_len);
         uint64_t added = 0;
 
+        int record_cmps = 0;
+
         for (uint64_t k = 1; k <= iters; k++) {
                 if (fuzz) {
                         uint64_t idx = k - 1;
                         if (idx % chain_len == 0) {
-                                uint64_t cmp_gen;
-                                ctx.cmp = cmplog_chain_begin(&freezer, &cmplog_live,
-                                                             idx / chain_len, &cmp_gen);
+                                uint64_t chain = idx / chain_len, cmp_gen;
+                                ctx.cmp =
+                                    cmplog_chain_begin(&freezer, &cmplog_live, chain, &cmp_gen);
+                                record_cmps = cmplog_chain_records(&freezer, chain);
                                 trace.n = 0;
-                                record_chain_begin(h, &rng, idx / chain_len, cmp_gen);
+                                record_chain_begin(h, &rng, chain, cmp_gen);
                                 memcpy(work, base, base_len);
                                 len = base_len;
                         }
@@ -295,8 +298,8 @@ void runner_main(const RunnerArgs *a)
 
                 __atomic_store_n(&h->count, k, __ATOMIC_RELAXED);
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
-                cmplog_mode =
-                    cmplog_value_profile | (fuzz && (k - 1) % chain_len == 0 ? CMPLOG_RECORD : 0);
+                cmplog_mode = cmplog_value_profile |
+                              (record_cmps && (k - 1) % chain_len == 0 ? CMPLOG_RECORD : 0);
                 int rc = a->test(data, len);
                 cmplog_mode = 0;
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -307,7 +310,6 @@ void runner_main(const RunnerArgs *a)
                 }
                 if (rc == TARGET_REJECT) {
                         coverage_clear();
-                        cmplog_clear();
                         continue;
                 }
                 size_t nf = coverage_scan(a->coverage);

@@ -363,6 +363,10 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                            (uint32_t)partner_len, (uint32_t)table_len);
         h->first_exec = (uint64_t)msg_int(cmd, "first", 1);
         h->batch_flags = msg_bool(cmd, "replay", 0) ? RECORD_BATCH_REPLAY : 0;
+        /* A history replay brings the comparison tables of the batch it
+         * replays (already in place, like the payload). */
+        int64_t cmp_gens = msg_int(cmd, "cmp_gens", 0);
+        h->cmp_gens = cmp_gens > 0 && cmp_gens <= RECORD_CMP_TABLES ? (uint32_t)cmp_gens : 0;
 
         int out_pipe[2];
         if (pipe2(out_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {

@@ -2,13 +2,12 @@
  * The live comparison table and its freezing into the replay record (the
  * rules are in core/cmplog.h and include/snapfuzz/record.h).
  *
- * Ordering is what keeps recovery exact: a frozen table is complete, gen
- * and checksum included, before cmp_first_chain and the chain slot that
- * name it are written, and those are written before count enters the
- * chain. A new generation always goes into the record's other table, the
- * one the running chain does not read. Compiler barriers suffice between
- * these writes: only the runner writes them, and readers look only after the
- * runner is gone.
+ * Ordering is what keeps recovery exact: a frozen table is complete, gen,
+ * chain and checksum included, before cmp_gens counts it and the chain
+ * slot names it, and those are written before count enters the chain. A
+ * table is never written again during its batch. Compiler barriers suffice
+ * between these writes: only the runner writes them, and readers look only
+ * after the runner is gone.
  */
 #include <string.h>
 
@@ -36,7 +35,8 @@ void cmplog_clear(void)
         memset(&cmplog_live, 0, sizeof(cmplog_live));
 }
 
-size_t cmplog_freeze(const CmpLog *live, CmpTable *ret, uint64_t gen, uint64_t batch_id)
+size_t cmplog_freeze(const CmpLog *live, CmpTable *ret, uint32_t gen, uint64_t chain,
+                     uint64_t batch_id)
 {
         uint32_t ni = 0, nm = 0;
 
@@ -67,33 +67,45 @@ size_t cmplog_freeze(const CmpLog *live, CmpTable *ret, uint64_t gen, uint64_t b
         ret->n_mem = nm;
         ret->gen = gen;
         ret->pad = 0;
+        ret->chain = chain;
         ret->check = record_cmp_check(ret, batch_id);
         return ni + nm;
 }
 
 void cmplog_freezer_init(CmpFreezer *f, void *region, const RecordLayout *l)
 {
+        const RecordHeader *h = record_header(region);
+
         f->region = region;
         f->layout = l;
+        f->given = (h->batch_flags & RECORD_BATCH_REPLAY) != 0;
         f->gen = 0;
         f->next_chain = 1;
         f->table = NULL;
+        f->index.n = 0;
+        /* Tables that do not check out are not used: the replay then runs
+         * other inputs than the original, which the helper sees. */
+        if (f->given && record_cmp_index(region, l, &f->index) != RECORD_OK)
+                f->index.n = 0;
 }
 
 const CmpTable *cmplog_chain_begin(CmpFreezer *f, const CmpLog *live, uint64_t chain,
                                    uint64_t *ret_gen)
 {
-        if (chain >= f->next_chain) {
+        if (f->given) {
+                const CmpTable *t = record_cmp_lookup(&f->index, chain);
+                *ret_gen = t ? t->gen : 0;
+                return t;
+        }
+        if (chain >= f->next_chain && f->gen < RECORD_CMP_TABLES) {
                 RecordHeader *h = record_header(f->region);
-                uint64_t gen = f->gen + 1;
+                uint32_t gen = f->gen + 1;
                 CmpTable *t = record_cmp(f->region, f->layout, gen);
-                uint64_t step = chain < CMPLOG_FREEZE_EVERY ? chain : CMPLOG_FREEZE_EVERY;
 
-                f->next_chain = chain + step;
-                if (cmplog_freeze(live, t, gen, h->batch_id) > 0) {
+                f->next_chain = 2 * chain;
+                if (cmplog_freeze(live, t, gen, chain, h->batch_id) > 0) {
                         __atomic_signal_fence(__ATOMIC_RELEASE);
-                        if (h->cmp_first_chain == UINT64_MAX)
-                                h->cmp_first_chain = chain;
+                        h->cmp_gens = gen;
                         __atomic_signal_fence(__ATOMIC_RELEASE);
                         f->gen = gen;
                         f->table = t;
@@ -101,6 +113,12 @@ const CmpTable *cmplog_chain_begin(CmpFreezer *f, const CmpLog *live, uint64_t c
         }
         *ret_gen = f->gen;
         return f->table;
+}
+
+bool cmplog_chain_records(const CmpFreezer *f, uint64_t chain)
+{
+        return !f->given && f->gen < RECORD_CMP_TABLES &&
+               chain + CMPLOG_RECORD_CHAINS >= f->next_chain;
 }
 
 void cmplog_push_tokens(void *region, const RecordLayout *l, const MutatorTrace *trace)

@@ -40,9 +40,10 @@ extern CmpLog cmplog_live;
  * interposed memcmp family never records snapfuzz's own calls. */
 enum {
         /* Record operands into the live table. The runner sets it for the
-         * first input of each chain: one mutation away from the batch's
-         * base, so its operands most likely still appear in the inputs that
-         * later chains mutate (an operand found in the input is what
+         * first input of a chain (in the chains before a freeze,
+         * cmplog_chain_records()): one mutation away from the batch's base,
+         * so its operands most likely still appear in the inputs that later
+         * chains mutate (an operand found in the input is what
          * input-to-state needs), where a deeper input's operands are mostly
          * its own mutations. */
         CMPLOG_RECORD = 1,
@@ -132,22 +133,28 @@ void cmplog_value_profile_enable(void);
 void cmplog_clear(void);
 
 /* Copies the entries in use of @live into @ret (compacted, entries in use
- * first), as generation @gen of batch @batch_id, and seals its checksum.
- * Returns the number of entries copied. */
-size_t cmplog_freeze(const CmpLog *live, CmpTable *ret, uint64_t gen, uint64_t batch_id);
+ * first), as generation @gen of batch @batch_id, first read by chain
+ * @chain, and seals its checksum. Returns the number of entries copied. */
+size_t cmplog_freeze(const CmpLog *live, CmpTable *ret, uint32_t gen, uint64_t chain,
+                     uint64_t batch_id);
 
-/* The runner's schedule of freezes for one batch. A freeze costs a copy and
- * a checksum of a few kilobytes, so it happens at chains 1, 2, 4, 8, ...
- * and then every CMPLOG_FREEZE_EVERY chains: often while the batch is young
- * and the table fills up, rarely once it has settled. Chain 0 reads no table
- * (nothing of this batch has run yet). */
-#define CMPLOG_FREEZE_EVERY 32u
+/* The runner's comparison tables for one batch. A fuzzing batch freezes
+ * the live table into the record at chains 1, 2, 4, 8, ... (often while the
+ * batch is young, rarely once it has settled, and never more than
+ * RECORD_CMP_TABLES times, so every table stays in the record), and records
+ * operands only in the CMPLOG_RECORD_CHAINS chains before each freeze,
+ * sparing the hooks the work the rest of the time. Chain 0 reads no table
+ * (nothing of this batch has run yet). A history replay (RECORD_BATCH_REPLAY)
+ * brings the tables of the batch it replays and freezes none. */
+#define CMPLOG_RECORD_CHAINS 8u
 
 typedef struct CmpFreezer {
         void *region;
         const RecordLayout *layout;
-        uint64_t gen;        /* the newest generation frozen; 0: none yet */
-        uint64_t next_chain; /* the next chain that freezes */
+        bool given;           /* the batch brought its tables */
+        RecordCmpIndex index; /* those tables */
+        uint32_t gen;         /* the newest table frozen; 0: none yet */
+        uint64_t next_chain;  /* the next chain that freezes */
         const CmpTable *table;
 } CmpFreezer;
 
@@ -156,10 +163,13 @@ void cmplog_freezer_init(CmpFreezer *f, void *region, const RecordLayout *l);
 /* Called at the start of every chain, before record_chain_begin(): freezes
  * @live into the record when the schedule says so (and it holds anything),
  * and returns the table chain @chain reads (NULL: none), its generation in
- * *ret_gen. Writes only the record's comparison table the running chain
- * does not read, and cmp_first_chain. */
+ * *ret_gen. Writes only the next table and cmp_gens. */
 const CmpTable *cmplog_chain_begin(CmpFreezer *f, const CmpLog *live, uint64_t chain,
                                    uint64_t *ret_gen);
+
+/* Whether the first input of chain @chain should record its comparisons
+ * (CMPLOG_RECORD): only when a freeze is near. */
+bool cmplog_chain_records(const CmpFreezer *f, uint64_t chain);
 
 /* Appends the byte strings in @trace (what the comparison operators wrote
  * into an input that reached new coverage) to the record's tokens area,

@@ -63,6 +63,8 @@ typedef struct WprocBatch {
         size_t partner_len;
         const uint8_t *table;
         size_t table_len;
+        const CmpTable *cmp; /* comparison tables 1..cmp_gens, for a history replay */
+        uint32_t cmp_gens;
         uint64_t first; /* first iteration to execute (0 or 1: all) */
         int replay;     /* verification or history replay: collect no finds */
         int quiet;      /* keep the target's output out of the worker's stderr */

@@ -3,11 +3,10 @@
  * through mutator_mutate(), so there are two ways to rebuild iteration k:
  * from the slot that the runner saved at the start of k's chain (s+1
  * mutations, reading the comparison table the slot names), or from the seed
- * (every mutation of the batch up to k). The first is what recovery uses;
- * the second reaches iterations whose chain slot has been overwritten, and
- * lets tests cross-check the first, but only for chains before the first
- * one that read a comparison table: the record keeps the two newest tables,
- * not every table the batch used.
+ * (every mutation of the batch up to k, each chain reading the table the
+ * record says it read). The first is what recovery uses; the second
+ * reaches iterations whose chain slot has been overwritten, replays
+ * histories, and lets tests cross-check the first.
  */
 #include <string.h>
 
@@ -73,15 +72,17 @@ int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k
                 return r;
         if (h->mode == RECORD_MODE_SEEDS)
                 return replay_seed(region, l, k, ret, ret_len);
-        if (h->mode == RECORD_MODE_FUZZ && (k - 1) / h->chain_len >= h->cmp_first_chain)
-                return -(int)RECORD_NO_CMP;
         memcpy(ret, base, h->base_len);
         len = h->base_len;
         if (h->mode == RECORD_MODE_FUZZ) {
+                RecordCmpIndex ix;
+                if (record_cmp_index(region, l, &ix) != RECORD_OK)
+                        return -(int)RECORD_BAD_CMP;
                 replay_ctx(region, l, &ctx, &dict);
                 prng_seed(&rng, h->seed, h->batch_id);
                 for (uint64_t i = 0; i < k; i++) {
                         if (i % h->chain_len == 0) {
+                                ctx.cmp = record_cmp_lookup(&ix, i / h->chain_len);
                                 memcpy(ret, base, h->base_len);
                                 len = h->base_len;
                         }
@@ -151,6 +152,8 @@ void replay_history_batch(const void *region, const RecordLayout *l, uint64_t fi
             .partner_len = h->partner_len,
             .table = record_table((void *)region, l),
             .table_len = h->table_len,
+            .cmp = h->cmp_gens ? record_cmp((void *)region, l, 1) : NULL,
+            .cmp_gens = h->cmp_gens <= RECORD_CMP_TABLES ? h->cmp_gens : 0,
             .first = first,
             .replay = 1,
         };
@@ -164,11 +167,14 @@ int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint
         const uint8_t *base = record_base((void *)region, l);
         static MutatorDict dict;
         MutatorCtx mctx;
+        RecordCmpIndex ix;
         SfPrng rng;
 
         int r = replay_check(region, l, last);
         if (r < 0)
                 return r;
+        if (h->mode == RECORD_MODE_FUZZ && record_cmp_index(region, l, &ix) != RECORD_OK)
+                return -(int)RECORD_BAD_CMP;
         replay_ctx(region, l, &mctx, &dict);
         prng_seed(&rng, h->seed, h->batch_id);
         size_t len = h->base_len;
@@ -181,6 +187,7 @@ int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint
                                 break;
                 } else if (h->mode == RECORD_MODE_FUZZ) {
                         if ((k - 1) % h->chain_len == 0) {
+                                mctx.cmp = record_cmp_lookup(&ix, (k - 1) / h->chain_len);
                                 memcpy(buf, base, h->base_len);
                                 len = h->base_len;
                         }

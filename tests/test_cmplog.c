@@ -69,7 +69,8 @@ Test(cmplog, freezing_compacts_the_entries_in_use_and_seals_them, .init = fresh)
         cmplog_mem(0x400, (const uint8_t *)"abc", 3, (const uint8_t *)"hello", 5,
                    CMPTABLE_F_STRING);
         memset(&t, 0xee, sizeof(t));
-        cr_assert_eq(cmplog_freeze(&cmplog_live, &t, 3, 42), 3);
+        cr_assert_eq(cmplog_freeze(&cmplog_live, &t, 3, 17, 42), 3);
+        cr_expect_eq(t.chain, 17);
         cr_expect_eq(t.gen, 3);
         cr_expect_eq(t.n_int, 2);
         cr_expect_eq(t.n_mem, 1);
@@ -84,11 +85,11 @@ Test(cmplog, freezing_compacts_the_entries_in_use_and_seals_them, .init = fresh)
         for (size_t k = 0; k < CMPTABLE_MEMS; k++)
                 if (cmplog_live.mems[k].len_b)
                         cmplog_live.mems[k].len_a = 200;
-        cr_assert_eq(cmplog_freeze(&cmplog_live, &t, 4, 42), 3);
+        cr_assert_eq(cmplog_freeze(&cmplog_live, &t, 4, 18, 42), 3);
         cr_expect_eq(t.mems[0].len_a, CMPTABLE_MEM_MAX);
 }
 
-Test(cmplog, freezes_follow_the_schedule_and_alternate_tables, .init = fresh)
+Test(cmplog, freezes_double_and_keep_every_table, .init = fresh)
 {
         RecordLayout l;
         cr_assert_eq(record_layout(64, &l), 0);
@@ -103,27 +104,90 @@ Test(cmplog, freezes_follow_the_schedule_and_alternate_tables, .init = fresh)
         cr_expect_null(cmplog_chain_begin(&f, &cmplog_live, 0, &gen));
         cr_expect_eq(gen, 0);
         cr_expect_null(cmplog_chain_begin(&f, &cmplog_live, 1, &gen));
-        cr_expect_eq(record_header(region)->cmp_first_chain, UINT64_MAX);
+        cr_expect_eq(record_header(region)->cmp_gens, 0);
 
         cmplog_mode = CMPLOG_RECORD;
-        for (uint64_t c = 2; c < 300; c++) {
+        for (uint64_t c = 2; c < 5000; c++) {
                 cmplog_int(0x100, c, 0xabcdef, 4, CMPTABLE_F_CONST);
+                cr_expect_eq(cmplog_chain_records(&f, c), c + CMPLOG_RECORD_CHAINS >= f.next_chain);
                 const CmpTable *t = cmplog_chain_begin(&f, &cmplog_live, c, &gen);
                 cr_assert_not_null(t);
-                cr_assert_eq(t, record_cmp(region, &l, gen), "generation g lives in cmp[g & 1]");
+                cr_assert_eq(t, record_cmp(region, &l, gen), "generation g lives in table g");
                 cr_assert_eq(t->gen, gen);
                 if (gen != last_gen) {
                         cr_assert_eq(gen, last_gen + 1);
+                        cr_assert_eq(t->chain, c);
+                        cr_assert_eq(record_header(region)->cmp_gens, gen);
                         frozen_at[n++] = (int)c;
                         last_gen = gen;
                 }
         }
-        cr_expect_eq(record_header(region)->cmp_first_chain, 2);
-        /* 1 and 2 due (1 was empty), then doubling, then every 32 chains. */
-        static const int want[] = {2, 4, 8, 16, 32, 64, 96, 128, 160, 192, 224, 256, 288};
+        static const int want[] = {2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
         cr_assert_eq(n, (int)(sizeof(want) / sizeof(want[0])));
         for (int i = 0; i < n; i++)
                 cr_expect_eq(frozen_at[i], want[i], "freeze %d at chain %d", i, frozen_at[i]);
+
+        /* Every table is still there, intact, and says which chains read
+         * it. */
+        RecordCmpIndex ix;
+        cr_assert_eq(record_cmp_index(region, &l, &ix), RECORD_OK);
+        cr_assert_eq(ix.n, (uint32_t)n);
+        cr_expect_null(record_cmp_lookup(&ix, 1));
+        cr_expect_eq(record_cmp_lookup(&ix, 2)->gen, 1);
+        cr_expect_eq(record_cmp_lookup(&ix, 3)->gen, 1);
+        cr_expect_eq(record_cmp_lookup(&ix, 100)->gen, 6);
+        cr_expect_eq(record_cmp_lookup(&ix, 4999)->gen, 12);
+
+        /* Hooks only record in the chains just before a freeze. */
+        cr_expect(!cmplog_chain_records(&f, 5000));
+        cr_expect(cmplog_chain_records(&f, 8192 - CMPLOG_RECORD_CHAINS));
+        free(region);
+}
+
+Test(cmplog, the_schedule_stops_when_the_tables_run_out, .init = fresh)
+{
+        RecordLayout l;
+        cr_assert_eq(record_layout(64, &l), 0);
+        void *region = calloc(1, l.region_size);
+        record_begin_batch(region, &l, 9, RECORD_MODE_FUZZ, 100000, 1, 4, 0, 0, 0);
+        CmpFreezer f;
+        cmplog_freezer_init(&f, region, &l);
+        uint64_t gen;
+
+        cmplog_mode = CMPLOG_RECORD;
+        cmplog_int(0x100, 1, 2, 4, 0);
+        for (uint64_t c = 1; c < UINT64_C(1) << 40; c *= 2)
+                (void)cmplog_chain_begin(&f, &cmplog_live, c, &gen);
+        cr_expect_eq(gen, RECORD_CMP_TABLES);
+        cr_expect_eq(record_header(region)->cmp_gens, RECORD_CMP_TABLES);
+        cr_expect(!cmplog_chain_records(&f, UINT64_C(1) << 41));
+        free(region);
+}
+
+Test(cmplog, a_history_replay_reads_the_tables_it_brings_and_freezes_none, .init = fresh)
+{
+        RecordLayout l;
+        cr_assert_eq(record_layout(64, &l), 0);
+        void *region = calloc(1, l.region_size);
+        record_begin_batch(region, &l, 9, RECORD_MODE_FUZZ, 100000, 1, 4, 0, 0, 0);
+        cmplog_mode = CMPLOG_RECORD;
+        cmplog_int(0x100, 1, 2, 4, 0);
+        cmplog_freeze(&cmplog_live, record_cmp(region, &l, 1), 1, 3, 9);
+        cmplog_int(0x200, 5, 6, 4, 0);
+        cmplog_freeze(&cmplog_live, record_cmp(region, &l, 2), 2, 10, 9);
+        record_header(region)->cmp_gens = 2;
+        record_header(region)->batch_flags = RECORD_BATCH_REPLAY;
+
+        CmpFreezer f;
+        cmplog_freezer_init(&f, region, &l);
+        uint64_t gen;
+        for (uint64_t c = 0; c < 40; c++) {
+                const CmpTable *t = cmplog_chain_begin(&f, &cmplog_live, c, &gen);
+                cr_expect_eq(gen, c < 3 ? 0 : c < 10 ? 1 : 2, "chain %lu", (unsigned long)c);
+                cr_expect_eq(t, gen ? record_cmp(region, &l, gen) : NULL);
+                cr_expect(!cmplog_chain_records(&f, c));
+        }
+        cr_expect_eq(record_header(region)->cmp_gens, 2);
         free(region);
 }
 

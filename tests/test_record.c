@@ -29,17 +29,17 @@ Test(record, layout_is_fixed_and_page_aligned)
         cr_assert_eq(record_layout(4096, &l), 0);
         cr_expect_eq(offsetof(RecordHeader, count), 128);
         cr_expect_eq(offsetof(RecordHeader, slot), 136);
-        cr_expect_eq(offsetof(RecordHeader, cmp_first_chain), 232);
+        cr_expect_eq(offsetof(RecordHeader, cmp_gens), 232);
         cr_expect_eq(l.base_off, RECORD_HEADER_SIZE + RECORD_DEATH_SIZE);
         cr_expect_eq(l.partner_off, l.base_off + 4096);
         cr_expect_eq(l.table_off, l.partner_off + 4096);
         cr_expect_eq(l.cmp_off % 4096, 0, "the runner protects everything before cmp_off");
         cr_expect_geq(l.cmp_off, l.table_off + RECORD_TABLE_BYTES);
         cr_expect_eq(l.record_size % 4096, 0);
-        cr_expect_geq(l.record_size, l.cmp_off + 2 * sizeof(CmpTable));
-        cr_expect_eq((uint8_t *)record_cmp(NULL, &l, 2) - (uint8_t *)NULL, (ptrdiff_t)l.cmp_off);
-        cr_expect_eq((uint8_t *)record_cmp(NULL, &l, 1) - (uint8_t *)NULL,
-                     (ptrdiff_t)(l.cmp_off + sizeof(CmpTable)));
+        cr_expect_geq(l.record_size, l.cmp_off + RECORD_CMP_TABLES * sizeof(CmpTable));
+        cr_expect_eq((uint8_t *)record_cmp(NULL, &l, 1) - (uint8_t *)NULL, (ptrdiff_t)l.cmp_off);
+        cr_expect_eq((uint8_t *)record_cmp(NULL, &l, RECORD_CMP_TABLES) - (uint8_t *)NULL,
+                     (ptrdiff_t)(l.cmp_off + (RECORD_CMP_TABLES - 1) * sizeof(CmpTable)));
         cr_expect_eq(l.finds_off, l.record_size);
         cr_expect_geq(l.tokens_off, l.finds_off + sizeof(RecordFinds) +
                                         RECORD_FINDS_SLOTS * (sizeof(RecordFindSlot) + 4096));
@@ -74,13 +74,22 @@ static void fake_target(const uint8_t *d, size_t n)
         cmplog_mem(0x5000, d, n < 5 ? n : 5, (const uint8_t *)"hello", 5, CMPTABLE_F_STRING);
 }
 
-/* Runs the runner's loop (app/runner.c) over a region, keeping a copy of
- * every input, exactly as the runner builds them. With @comparisons, each
- * input also "runs" fake_target(), and chains freeze and read comparison
- * tables as the runner's do (the test's copy of the runner's loop: keep
- * the two in step). */
+/* Where emulate() stops, besides after its last iteration: inside the
+ * setup of the next chain, before count enters it. */
+typedef enum Stop {
+        STOP_AFTER_LAST,
+        STOP_AFTER_FREEZE,     /* the next chain's table frozen (if due) */
+        STOP_AFTER_CHAIN_SLOT, /* and its slot written */
+} Stop;
+
+/* Runs the runner's loop (app/runner.c; keep the two in step) over a
+ * region, keeping a copy of every input, exactly as the runner builds them.
+ * With @comparisons, each executed input also "runs" fake_target(), whose
+ * comparisons the runner's hooks would record. Iterations before the
+ * record's first_exec are mutated but not executed, as in a history
+ * replay. */
 static uint8_t **emulate(void *region, const RecordLayout *l, uint64_t iters, bool comparisons,
-                         size_t **ret_lens)
+                         Stop stop, size_t **ret_lens)
 {
         RecordHeader *h = record_header(region);
         uint8_t **inputs = calloc(iters + 1, sizeof(uint8_t *));
@@ -95,26 +104,36 @@ static uint8_t **emulate(void *region, const RecordLayout *l, uint64_t iters, bo
         cmplog_clear();
         SfPrng rng;
         prng_seed(&rng, h->seed, h->batch_id);
+        uint64_t first = h->first_exec > 1 ? h->first_exec : 1;
+        int record_cmps = 0;
         size_t len = 0;
         for (uint64_t k = 1; k <= iters; k++) {
                 uint64_t idx = k - 1;
                 if (idx % h->chain_len == 0) {
-                        uint64_t gen;
-                        ctx.cmp =
-                            cmplog_chain_begin(&freezer, &cmplog_live, idx / h->chain_len, &gen);
-                        record_chain_begin(h, &rng, idx / h->chain_len, gen);
+                        uint64_t chain = idx / h->chain_len, gen;
+                        ctx.cmp = cmplog_chain_begin(&freezer, &cmplog_live, chain, &gen);
+                        record_cmps = cmplog_chain_records(&freezer, chain);
+                        record_chain_begin(h, &rng, chain, gen);
                         memcpy(work, record_base(region, l), h->base_len);
                         len = h->base_len;
                 }
                 len = mutator_mutate(&ctx, &rng, work, len, l->max_len);
-                h->count = k;
                 inputs[k] = malloc(len + 1);
                 memcpy(inputs[k], work, len);
                 lens[k] = len;
-                /* As the runner: the first input of a chain is recorded. */
-                cmplog_mode = comparisons && idx % h->chain_len == 0 ? CMPLOG_RECORD : 0;
+                if (k < first)
+                        continue;
+                h->count = k;
+                cmplog_mode =
+                    comparisons && record_cmps && idx % h->chain_len == 0 ? CMPLOG_RECORD : 0;
                 fake_target(work, len);
                 cmplog_mode = 0;
+        }
+        if (stop != STOP_AFTER_LAST && iters % h->chain_len == 0) {
+                uint64_t gen;
+                (void)cmplog_chain_begin(&freezer, &cmplog_live, iters / h->chain_len, &gen);
+                if (stop == STOP_AFTER_CHAIN_SLOT)
+                        record_chain_begin(h, &rng, iters / h->chain_len, gen);
         }
         free(work);
         *ret_lens = lens;
@@ -124,7 +143,7 @@ static uint8_t **emulate(void *region, const RecordLayout *l, uint64_t iters, bo
 static uint8_t **emulate_runner(void *region, const RecordLayout *l, uint64_t iters,
                                 size_t **ret_lens)
 {
-        return emulate(region, l, iters, true, ret_lens);
+        return emulate(region, l, iters, true, STOP_AFTER_LAST, ret_lens);
 }
 
 static void free_inputs(uint8_t **inputs, size_t *lens, uint64_t iters)
@@ -149,13 +168,22 @@ static void seal(void *region, const RecordLayout *l, const char *base, const ch
                            (uint32_t)bl, (uint32_t)pl, (uint32_t)table_len);
 }
 
+#define BASE "GIF89a\x01\x02 a base input of some length"
+#define PARTNER "partner bytes 0123456789"
+
+static void expect_same(const uint8_t *got, size_t got_len, const uint8_t *want, size_t want_len,
+                        uint64_t k)
+{
+        cr_assert_eq(got_len, want_len, "length at iteration %lu", (unsigned long)k);
+        cr_assert_arr_eq(got, want, got_len, "bytes at iteration %lu", (unsigned long)k);
+}
+
 Test(record, replay_rebuilds_every_iteration_byte_for_byte)
 {
         RecordLayout l;
         void *region = region_new(256, &l);
         const uint64_t iters = 3000;
-        seal(region, &l, "GIF89a\x01\x02 a base input of some length", "partner bytes 0123456789",
-             5, iters);
+        seal(region, &l, BASE, PARTNER, 5, iters);
         size_t *lens;
         uint8_t **inputs = emulate_runner(region, &l, iters, &lens);
         uint8_t *buf = malloc(l.max_len);
@@ -165,23 +193,22 @@ Test(record, replay_rebuilds_every_iteration_byte_for_byte)
         for (uint64_t k = 1; k <= iters; k++) {
                 size_t *lens2;
                 void *r2 = region_new(256, &l);
-                seal(r2, &l, "GIF89a\x01\x02 a base input of some length",
-                     "partner bytes 0123456789", 5, k);
+                seal(r2, &l, BASE, PARTNER, 5, k);
                 uint8_t **in2 = emulate_runner(r2, &l, k, &lens2);
                 size_t len = 0;
                 cr_assert_eq(record_validate(r2, &l), RECORD_OK, "iteration %lu", (unsigned long)k);
                 cr_assert_eq(replay_input(r2, &l, buf, &len), 0);
-                cr_assert_eq(len, lens[k], "length at iteration %lu", (unsigned long)k);
-                cr_assert_arr_eq(buf, inputs[k], len, "bytes at iteration %lu", (unsigned long)k);
+                expect_same(buf, len, inputs[k], lens[k], k);
                 free_inputs(in2, lens2, k);
                 free(r2);
                 if (k > 64)
                         k += 37; /* sample the rest; the first chains are checked densely */
         }
 
-        /* The comparison tables were in play: frozen from chain 1 on, and
-         * the operators wrote the fake target's constants into inputs. */
-        cr_expect_eq(record_header(region)->cmp_first_chain, 1);
+        /* The comparison tables were in play: frozen at chains 1, 2, 4, ...,
+         * 512 of the 600, and the operators wrote the fake target's
+         * constants into inputs. */
+        cr_expect_eq(record_header(region)->cmp_gens, 10);
         int wrote_int = 0, wrote_mem = 0;
         for (uint64_t k = 1; k <= iters; k++) {
                 wrote_int += memmem(inputs[k], lens[k], "DCBA", 4) != NULL;
@@ -200,123 +227,159 @@ Test(record, replay_rebuilds_every_iteration_byte_for_byte)
 Test(record, replay_is_exact_while_the_next_chain_is_being_set_up)
 {
         RecordLayout l;
-        void *region = region_new(128, &l);
         const uint32_t chain_len = 3;
-        const uint64_t iters = 600;
+        const uint64_t iters = 1600;
+        void *region = region_new(128, &l);
         uint8_t buf[128];
-        size_t len;
+        size_t len, *lens;
+        int freezes = 0;
 
         seal(region, &l, "0123456789abcdefghijklmnop", "partner", chain_len, iters);
-        size_t *lens;
-        uint8_t **inputs = emulate(region, &l, iters, true, &lens);
-        int freezes_checked = 0;
-
+        uint8_t **inputs = emulate(region, &l, iters, true, STOP_AFTER_LAST, &lens);
         for (uint64_t end = chain_len; end < iters; end += chain_len) {
-                uint64_t next = end / chain_len;
-                size_t *lens2;
-                void *r2 = region_new(128, &l);
-                seal(r2, &l, "0123456789abcdefghijklmnop", "partner", chain_len, iters);
-                uint8_t **in2 = emulate(r2, &l, end, true, &lens2);
-                RecordHeader *h = record_header(r2);
-
-                /* Freeze the next chain's table as the runner would (a
-                 * fresh freezer is in the same state when it is due). */
-                CmpFreezer f;
-                cmplog_freezer_init(&f, r2, &l);
-                f.gen = h->slot[(next - 1) & 1].cmp_gen;
-                f.next_chain = next;
-                uint64_t gen;
-                (void)cmplog_chain_begin(&f, &cmplog_live, next, &gen);
-                freezes_checked += gen != h->slot[(next - 1) & 1].cmp_gen;
-                cr_assert_eq(record_validate(r2, &l), RECORD_OK, "after the freeze for %lu",
-                             (unsigned long)next);
-                cr_assert_eq(replay_input(r2, &l, buf, &len), 0);
-                cr_assert_eq(len, lens[end]);
-                cr_assert_arr_eq(buf, inputs[end], len, "after the freeze for %lu",
-                                 (unsigned long)next);
-
-                /* Then the next chain's slot, still before count moves. */
-                SfPrng junk;
-                prng_seed(&junk, next, 99);
-                record_chain_begin(h, &junk, next, gen);
-                cr_assert_eq(replay_input(r2, &l, buf, &len), 0);
-                cr_assert_eq(len, lens[end]);
-                cr_assert_arr_eq(buf, inputs[end], len, "after the slot of %lu",
-                                 (unsigned long)next);
-                free_inputs(in2, lens2, end);
-                free(r2);
-                if (end > 150)
-                        end += 17 * chain_len; /* sample the rest */
+                for (Stop stop = STOP_AFTER_FREEZE; stop <= STOP_AFTER_CHAIN_SLOT; stop++) {
+                        size_t *lens2;
+                        void *r2 = region_new(128, &l);
+                        seal(r2, &l, "0123456789abcdefghijklmnop", "partner", chain_len, iters);
+                        uint8_t **in2 = emulate(r2, &l, end, true, stop, &lens2);
+                        RecordHeader *h = record_header(r2);
+                        freezes += stop == STOP_AFTER_FREEZE &&
+                                   h->cmp_gens > h->slot[((end - 1) / chain_len) & 1].cmp_gen;
+                        h->count = end;
+                        cr_assert_eq(record_validate(r2, &l), RECORD_OK, "stop %d at %lu", stop,
+                                     (unsigned long)end);
+                        cr_assert_eq(replay_input(r2, &l, buf, &len), 0);
+                        expect_same(buf, len, inputs[end], lens[end], end);
+                        free_inputs(in2, lens2, end);
+                        free(r2);
+                }
+                if (end > 100)
+                        end += 11 * chain_len; /* sample the rest, freezes included */
         }
-        cr_expect_gt(freezes_checked, 5);
+        cr_expect_geq(freezes, 4, "the window was checked around %d freezes", freezes);
         free_inputs(inputs, lens, iters);
+        free(region);
+}
+
+static void expect_seed_path_agrees(bool comparisons)
+{
+        RecordLayout l;
+        void *region = region_new(128, &l);
+        seal(region, &l, "hello, world: a base for comparisons", "world!", 4, 2000);
+        size_t *lens;
+        uint8_t **inputs = emulate(region, &l, 2000, comparisons, STOP_AFTER_LAST, &lens);
+        uint8_t *buf = malloc(l.max_len);
+        cr_expect_eq(record_header(region)->cmp_gens, comparisons ? 9 : 0);
+        for (uint64_t k = 1; k <= 2000; k++) {
+                size_t len;
+                cr_assert_eq(replay_input_from_seed(region, &l, k, buf, &len), 0);
+                expect_same(buf, len, inputs[k], lens[k], k);
+        }
+        free_inputs(inputs, lens, 2000);
+        free(buf);
         free(region);
 }
 
 Test(record, replay_from_seed_agrees_with_chain_slots)
 {
-        RecordLayout l;
-        void *region = region_new(128, &l);
-        seal(region, &l, "hello", "world!", 4, 500);
-        size_t *lens;
-        uint8_t **inputs = emulate(region, &l, 500, false, &lens);
-        uint8_t *buf = malloc(l.max_len);
-        cr_expect_eq(record_header(region)->cmp_first_chain, UINT64_MAX);
-        for (uint64_t k = 1; k <= 500; k++) {
-                size_t len;
-                cr_assert_eq(replay_input_from_seed(region, &l, k, buf, &len), 0);
-                cr_assert_eq(len, lens[k]);
-                cr_assert_arr_eq(buf, inputs[k], len, "iteration %lu", (unsigned long)k);
-        }
-        free_inputs(inputs, lens, 500);
-        free(buf);
-        free(region);
+        expect_seed_path_agrees(false);
 }
 
-/* The seed path cannot know the tables of chains long gone, so it serves
- * exactly the chains before the first that read one, and refuses the rest
- * instead of rebuilding different bytes. */
-Test(record, replay_from_seed_stops_where_comparison_tables_begin)
+/* Every table a batch froze stays in the record, so the seed path knows
+ * which table each chain read. */
+Test(record, replay_from_seed_agrees_with_comparison_tables_in_play)
+{
+        expect_seed_path_agrees(true);
+}
+
+typedef struct Collected {
+        uint64_t first;
+        uint8_t **inputs;
+        size_t *lens;
+        uint64_t seen;
+} Collected;
+
+static int check_collected(void *ctx, uint64_t k, const uint8_t *data, size_t len)
+{
+        Collected *c = ctx;
+        cr_assert_eq(k, c->first + c->seen);
+        expect_same(data, len, c->inputs[k], c->lens[k], k);
+        c->seen++;
+        return 0;
+}
+
+/* A state-dependent crash is replayed by running the runner's history
+ * again: a batch that brings the original's tables (and freezes none,
+ * whatever its own comparisons) and executes from first_exec on. Both it
+ * and replay_range() see exactly the original inputs. */
+Test(record, a_history_replay_rebuilds_every_input_with_the_original_tables)
 {
         RecordLayout l;
-        void *region = region_new(128, &l);
-        seal(region, &l, "hello, world: a base for comparisons", "world!", 4, 200);
+        const uint64_t iters = 1500;
+        void *orig = region_new(128, &l);
+        seal(orig, &l, "hello, world: a base for comparisons", "world!", 4, iters);
         size_t *lens;
-        uint8_t **inputs = emulate(region, &l, 200, true, &lens);
-        uint8_t *buf = malloc(l.max_len);
-        uint64_t first = record_header(region)->cmp_first_chain;
-        cr_assert_eq(first, 1);
-        for (uint64_t k = 1; k <= 200; k++) {
-                size_t len;
-                int r = replay_input_from_seed(region, &l, k, buf, &len);
-                if ((k - 1) / 4 < first) {
-                        cr_assert_eq(r, 0);
-                        cr_assert_arr_eq(buf, inputs[k], len, "iteration %lu", (unsigned long)k);
-                } else {
-                        cr_assert_eq(r, -(int)RECORD_NO_CMP, "iteration %lu", (unsigned long)k);
-                }
+        uint8_t **inputs = emulate(orig, &l, iters, true, STOP_AFTER_LAST, &lens);
+        RecordHeader *oh = record_header(orig);
+        cr_assert_geq(oh->cmp_gens, 5);
+
+        for (uint64_t first = 1; first <= iters; first += 233) {
+                /* What the helper sends: replay_history_batch(), copied into
+                 * a fresh record the way wproc_send_batch() and the worker
+                 * do. */
+                WprocBatch b;
+                replay_history_batch(orig, &l, first, iters, &b);
+                cr_assert_eq(b.cmp_gens, oh->cmp_gens);
+                void *r2 = region_new(128, &l);
+                memcpy(record_base(r2, &l), b.base, b.base_len);
+                memcpy(record_partner(r2, &l), b.partner, b.partner_len);
+                memcpy(record_table(r2, &l), b.table, b.table_len);
+                memcpy(record_cmp(r2, &l, 1), b.cmp, b.cmp_gens * sizeof(CmpTable));
+                record_begin_batch(r2, &l, b.batch_id, b.mode, b.iters, b.seed, b.chain_len,
+                                   (uint32_t)b.base_len, (uint32_t)b.partner_len,
+                                   (uint32_t)b.table_len);
+                RecordHeader *h2 = record_header(r2);
+                h2->first_exec = b.first;
+                h2->batch_flags = RECORD_BATCH_REPLAY;
+                h2->cmp_gens = b.cmp_gens;
+
+                size_t *lens2;
+                uint8_t **in2 = emulate(r2, &l, iters, true, STOP_AFTER_LAST, &lens2);
+                for (uint64_t k = 1; k <= iters; k++)
+                        expect_same(in2[k], lens2[k], inputs[k], lens[k], k);
+                cr_expect_eq(h2->cmp_gens, oh->cmp_gens, "the replay froze nothing");
+                free_inputs(in2, lens2, iters);
+                free(r2);
+
+                uint8_t buf[128];
+                Collected c = {.first = first, .inputs = inputs, .lens = lens};
+                oh->count = iters;
+                cr_assert_eq(replay_range(orig, &l, first, iters, check_collected, &c, buf), 0);
+                cr_assert_eq(c.seen, iters - first + 1);
         }
-        free_inputs(inputs, lens, 200);
-        free(buf);
-        free(region);
+        free_inputs(inputs, lens, iters);
+        free(orig);
 }
 
-Test(record, scribbled_comparison_table_is_detected_not_replayed)
+Test(record, scribbled_comparison_tables_are_detected_not_replayed)
 {
         RecordLayout l;
         void *region = region_new(128, &l);
         seal(region, &l, "hello, world: a base for comparisons", "", 4, 100);
         size_t *lens;
-        uint8_t **inputs = emulate(region, &l, 90, true, &lens);
+        uint8_t **inputs = emulate_runner(region, &l, 90, &lens);
         RecordHeader *h = record_header(region);
         const RecordChainSlot *s = &h->slot[((90 - 1) / 4) & 1];
         uint8_t buf[128];
         size_t len;
 
-        cr_assert_gt(s->cmp_gen, 0);
+        cr_assert_eq(h->cmp_gens, 5); /* chains 1, 2, 4, 8, 16 */
+        cr_assert_eq(s->cmp_gen, 5);
         CmpTable *t = record_cmp(region, &l, s->cmp_gen);
         cr_assert_gt(t->n_int, 0);
         cr_assert_eq(record_validate(region, &l), RECORD_OK);
+
+        /* The running chain's table. */
         t->ints[0].b ^= 0x100;
         cr_expect_eq(record_validate(region, &l), RECORD_BAD_CMP);
         cr_expect_eq(replay_input(region, &l, buf, &len), -(int)RECORD_BAD_CMP);
@@ -325,6 +388,19 @@ Test(record, scribbled_comparison_table_is_detected_not_replayed)
         cr_expect_eq(record_validate(region, &l), RECORD_BAD_CMP);
         t->n_int = 0;
         cr_expect_eq(record_validate(region, &l), RECORD_BAD_CMP);
+        cr_assert_eq(record_cmp_index(region, &l, &(RecordCmpIndex){0}), RECORD_BAD_CMP);
+
+        /* An older table: the running chain does not need it, the seed
+         * path does. */
+        seal(region, &l, "hello, world: a base for comparisons", "", 4, 100);
+        free_inputs(inputs, lens, 90);
+        inputs = emulate_runner(region, &l, 90, &lens);
+        record_cmp(region, &l, 2)->chain ^= 1;
+        cr_expect_eq(record_validate(region, &l), RECORD_OK);
+        cr_expect_eq(replay_input(region, &l, buf, &len), 0);
+        cr_expect_eq(replay_input_from_seed(region, &l, 90, buf, &len), -(int)RECORD_BAD_CMP);
+        h->cmp_gens = RECORD_CMP_TABLES + 1;
+        cr_expect_eq(replay_input_from_seed(region, &l, 90, buf, &len), -(int)RECORD_BAD_CMP);
         free_inputs(inputs, lens, 90);
         free(region);
 }
@@ -336,7 +412,8 @@ Test(record, a_table_from_another_batch_never_passes)
         cmplog_mode = CMPLOG_RECORD;
         cmplog_int(0x10, 1, 2, 4, 0);
         cmplog_mode = 0;
-        cr_assert_eq(cmplog_freeze(&cmplog_live, t, 1, 77), 1);
+        cr_assert_eq(cmplog_freeze(&cmplog_live, t, 1, 3, 77), 1);
+        cr_expect_eq(t->chain, 3);
         cr_expect_eq(t->check, record_cmp_check(t, 77));
         cr_expect_neq(t->check, record_cmp_check(t, 78));
         free(t);
@@ -355,6 +432,7 @@ Test(record, scribbled_base_is_detected_not_replayed)
         size_t len;
         cr_expect_eq(record_validate(region, &l), RECORD_BAD_PAYLOAD);
         cr_expect_eq(replay_input(region, &l, buf, &len), -(int)RECORD_BAD_PAYLOAD);
+        free(region);
 }
 
 Test(record, scribbled_description_or_magic_is_detected)
@@ -369,41 +447,35 @@ Test(record, scribbled_description_or_magic_is_detected)
         cr_expect_eq(record_validate(region, &l), RECORD_BAD_DESC);
         record_header(region)->magic = 0;
         cr_expect_eq(record_validate(region, &l), RECORD_BAD_MAGIC);
+        free(region);
 }
 
-Test(record, torn_slot_falls_back_to_the_seed)
+static void expect_torn_slot_falls_back(bool comparisons)
 {
         RecordLayout l;
         void *region = region_new(128, &l);
-        seal(region, &l, "fallback", "p", 4, 40);
+        seal(region, &l, "fallback, with room for comparisons", "p", 4, 40);
         size_t *lens;
-        uint8_t **inputs = emulate(region, &l, 30, false, &lens);
+        uint8_t **inputs = emulate(region, &l, 30, comparisons, STOP_AFTER_LAST, &lens);
         /* Iteration 30 is chain 7; tear its slot. */
         record_header(region)->slot[7 & 1].rng.state ^= 1;
         cr_expect_eq(record_validate(region, &l), RECORD_BAD_SLOT);
         uint8_t buf[128];
         size_t len;
         cr_assert_eq(replay_input(region, &l, buf, &len), 0);
-        cr_assert_eq(len, lens[30]);
-        cr_assert_arr_eq(buf, inputs[30], len);
+        expect_same(buf, len, inputs[30], lens[30], 30);
         free_inputs(inputs, lens, 30);
         free(region);
 }
 
-Test(record, torn_slot_after_comparison_tables_is_refused_not_guessed)
+Test(record, torn_slot_falls_back_to_the_seed)
 {
-        RecordLayout l;
-        void *region = region_new(128, &l);
-        seal(region, &l, "fallback with comparisons", "p", 4, 40);
-        size_t *lens;
-        uint8_t **inputs = emulate(region, &l, 30, true, &lens);
-        free_inputs(inputs, lens, 30);
-        record_header(region)->slot[7 & 1].cmp_gen ^= 2;
-        cr_expect_eq(record_validate(region, &l), RECORD_BAD_SLOT);
-        uint8_t buf[128];
-        size_t len;
-        cr_expect_eq(replay_input(region, &l, buf, &len), -(int)RECORD_NO_CMP);
-        free(region);
+        expect_torn_slot_falls_back(false);
+}
+
+Test(record, torn_slot_falls_back_to_the_seed_with_comparison_tables)
+{
+        expect_torn_slot_falls_back(true);
 }
 
 Test(record, no_input_before_the_first_call)

@@ -5,7 +5,7 @@
  *
  * The runner records operands into a live table (core/cmplog.h) while the
  * target runs, and at the start of some mutation chains copies the live
- * table into one of the two CmpTable slots of the replay record
+ * table into the next CmpTable of the replay record
  * (include/snapfuzz/record.h). A mutation only ever reads a frozen table,
  * never the live one, so replay sees exactly the bytes the runner's
  * mutations saw. The layout is fixed and pointer-free; the entries in use
@@ -50,11 +50,12 @@ typedef struct CmpMemEntry {
 } CmpMemEntry;
 
 typedef struct CmpTable {
-        uint64_t gen;   /* 1, 2, ...: the batch's gen-th frozen table; 0: empty slot */
-        uint64_t check; /* record_cmp_check(): gen, the counts and the entries in use */
+        uint32_t gen;   /* 1, 2, ...: the batch's gen-th frozen table */
         uint32_t n_int; /* entries in use, at most CMPTABLE_INTS */
         uint32_t n_mem; /* at most CMPTABLE_MEMS */
-        uint64_t pad;
+        uint32_t pad;
+        uint64_t chain; /* the first chain that reads it; later ones do until the next table */
+        uint64_t check; /* record_cmp_check(): everything above, the entries in use, the batch */
         CmpIntEntry ints[CMPTABLE_INTS];
         CmpMemEntry mems[CMPTABLE_MEMS];
 } CmpTable;

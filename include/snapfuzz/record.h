@@ -8,7 +8,7 @@
  *   layout.base_off               base input     (max_len, 64-aligned)
  *   layout.partner_off            crossover input(max_len, 64-aligned)
  *   layout.table_off              mutation table (RECORD_TABLE_BYTES)
- *   layout.cmp_off                two frozen comparison tables (CmpTable)
+ *   layout.cmp_off                RECORD_CMP_TABLES frozen comparison tables
  *   layout.finds_off              RecordFinds + RECORD_FINDS_SLOTS slots
  *   layout.tokens_off             RecordTokens (for the automatic dictionary)
  *
@@ -30,15 +30,15 @@
  * many seeds per runner.
  *
  * Comparison tables (include/snapfuzz/cmptable.h) follow the same rule. At
- * the start of a chain the runner may freeze its live table of comparison
- * operands as generation g = 1, 2, ... of the batch into cmp[g & 1], checksum
- * included, before it writes the chain's slot; the slot's cmp_gen names the
- * table the chain's mutations read (0: none). Generation g + 1 goes to the
- * other table than g, and a chain always reads the newest generation, so the
- * table of the chain `count` is in is never being written either. Only the
- * two newest tables are kept: a chain that read an older one can only be
- * rebuilt from its own slot, not by replaying the batch from its seed, so
- * cmp_first_chain (the first chain that read a table) bounds that fallback.
+ * the start of some chains the runner freezes its live table of comparison
+ * operands as generation g = 1, 2, ... of the batch into record_cmp(g),
+ * complete with the first chain that reads it and a checksum, then sets
+ * cmp_gens = g, then writes the chain's slot, whose cmp_gen names the table
+ * the chain's mutations read (0: none); a chain reads the newest table whose
+ * chain is not after its own. A table is never written again during the
+ * batch, so every chain's table stays in the record: replaying from the seed
+ * and re-running a runner's history (RECORD_BATCH_REPLAY, which brings the
+ * original's tables and freezes none) rebuild every input exactly.
  *
  * Torn or scribbled data is detectable: the batch description and payload
  * carry checksums written by the worker before the runner starts, and each
@@ -53,7 +53,7 @@
 #include "snapfuzz/prng.h"
 
 #define RECORD_MAGIC UINT64_C(0x3144524f43524653) /* "SFRCORD1" little-endian */
-#define RECORD_VERSION 2u
+#define RECORD_VERSION 3u
 
 #define RECORD_HEADER_SIZE 4096u
 #define RECORD_DEATH_OFFSET RECORD_HEADER_SIZE
@@ -62,6 +62,9 @@
 #define RECORD_MAX_FRAMES 48u
 #define RECORD_FINDS_SLOTS 64u
 #define RECORD_TOKEN_SLOTS 64u
+/* Tables a batch can freeze: the runner freezes at chains 1, 2, 4, 8, ...,
+ * so 24 outlast any batch the coordinator sends (at most 2^20 iterations). */
+#define RECORD_CMP_TABLES 24u
 #define RECORD_TOKEN_MAX CMPTABLE_MEM_MAX
 #define RECORD_MAX_LEN_LIMIT (16u * 1024u * 1024u)
 
@@ -151,9 +154,12 @@ typedef struct RecordHeader {
         uint32_t runner_state; /* RecordRunnerState */
         int32_t runner_pid;
         uint64_t new_features; /* coverage features this batch added */
-        /* The first chain that read a comparison table; UINT64_MAX until
-         * one does. Written before that chain's slot. */
-        uint64_t cmp_first_chain;
+        /* Comparison tables 1..cmp_gens are complete: written by the
+         * runner after each table and before the chain slot naming it, or
+         * by the worker before the fork for a batch that brings its tables
+         * (history replay). */
+        uint32_t cmp_gens;
+        uint32_t pad3;
 
         /* Which iterations run, set by the worker before the fork. They do
          * not change any input's bytes (so they are outside desc_check):
@@ -174,7 +180,7 @@ _Static_assert(offsetof(RecordHeader, batch_id) == 16, "stable layout");
 _Static_assert(offsetof(RecordHeader, payload_check) == 72, "stable layout");
 _Static_assert(offsetof(RecordHeader, count) == 128, "count on its own line");
 _Static_assert(sizeof(RecordChainSlot) == 40, "slot layout");
-_Static_assert(offsetof(RecordHeader, cmp_first_chain) == 232, "stable layout");
+_Static_assert(offsetof(RecordHeader, cmp_gens) == 232, "stable layout");
 
 /* Written by the runner's signal handlers (async-signal-safe writes only),
  * read by the worker after the runner is gone. `valid` is set last. */
@@ -279,9 +285,10 @@ static inline uint8_t *record_table(void *region, const RecordLayout *l)
 {
         return (uint8_t *)region + l->table_off;
 }
+/* Comparison table @gen, 1..RECORD_CMP_TABLES. */
 static inline CmpTable *record_cmp(void *region, const RecordLayout *l, uint64_t gen)
 {
-        return (CmpTable *)((uint8_t *)region + l->cmp_off) + (gen & 1);
+        return (CmpTable *)((uint8_t *)region + l->cmp_off) + (gen - 1);
 }
 static inline RecordTokens *record_tokens(void *region, const RecordLayout *l)
 {
@@ -300,8 +307,8 @@ static inline RecordFindSlot *record_find_slot(void *region, const RecordLayout 
 /* Checksums (64-bit, non-cryptographic: they detect tearing and wild
  * writes, not an adversary). */
 uint64_t record_slot_check(const SfPrng *rng, uint64_t chain, uint64_t cmp_gen);
-/* Covers the table's gen, counts and entries in use, and the batch id, so
- * that a table left from an earlier batch never passes for this one. */
+/* Covers the table's gen, chain, counts and entries in use, and the batch
+ * id, so that a table left from an earlier batch never passes for this one. */
 uint64_t record_cmp_check(const CmpTable *t, uint64_t batch_id);
 uint64_t record_desc_check(const RecordHeader *h);
 uint64_t record_payload_check(const void *region, const RecordLayout *l, const RecordHeader *h);
@@ -315,7 +322,8 @@ void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, 
 
 /* Runner side: saves the PRNG at the start of chain @chain, and the
  * generation of the comparison table its mutations read (0: none), which
- * must already be complete in record_cmp(region, l, cmp_gen). */
+ * must already be complete in record_cmp(region, l, cmp_gen) and counted in
+ * cmp_gens. */
 static inline void record_chain_begin(RecordHeader *h, const SfPrng *rng, uint64_t chain,
                                       uint64_t cmp_gen)
 {
@@ -339,8 +347,7 @@ typedef enum RecordProblem {
         RECORD_BAD_SLOT,    /* the chain slot for `count` is torn or scribbled */
         RECORD_NO_INPUT,    /* count is 0: the runner died before its first call */
         RECORD_BAD_COUNT,   /* count is beyond the batch */
-        RECORD_BAD_CMP,     /* the running chain's comparison table is torn or scribbled */
-        RECORD_NO_CMP,      /* the iteration read a comparison table the record no longer holds */
+        RECORD_BAD_CMP,     /* a comparison table the replay needs is scribbled on */
 } RecordProblem;
 
 /* Checks that the record at @region (laid out by @l) can be replayed for its
@@ -348,7 +355,23 @@ typedef enum RecordProblem {
 RecordProblem record_validate(const void *region, const RecordLayout *l);
 
 /* The comparison table a chain slot names: *ret is NULL for cmp_gen 0.
- * Returns RECORD_OK, or RECORD_BAD_CMP when that table is not intact. */
+ * Returns RECORD_OK, or RECORD_BAD_CMP when that table is not intact or
+ * not the slot's chain's. */
 RecordProblem record_chain_cmp(const void *region, const RecordLayout *l, const RecordChainSlot *s,
                                const CmpTable **ret);
+
+/* The comparison tables of a batch, checked once: tables[g - 1] is
+ * generation g, for g in 1..n. */
+typedef struct RecordCmpIndex {
+        uint32_t n;
+        const CmpTable *tables[RECORD_CMP_TABLES];
+} RecordCmpIndex;
+
+/* Checks tables 1..cmp_gens (gen, checksum, chains in increasing order)
+ * and indexes them. Returns RECORD_OK or RECORD_BAD_CMP. */
+RecordProblem record_cmp_index(const void *region, const RecordLayout *l, RecordCmpIndex *ret);
+
+/* The table chain @chain reads: the newest whose chain is not after it;
+ * NULL when there is none. */
+const CmpTable *record_cmp_lookup(const RecordCmpIndex *ix, uint64_t chain);
 const char *record_problem_str(RecordProblem p);
