@@ -118,7 +118,7 @@ const CmpTable *cmplog_chain_begin(CmpFreezer *f, const CmpLog *live, uint64_t c
 bool cmplog_chain_records(const CmpFreezer *f, uint64_t chain)
 {
         return !f->given && f->gen < RECORD_CMP_TABLES &&
-               chain + CMPLOG_RECORD_CHAINS >= f->next_chain;
+               (chain % CMPLOG_RECORD_EVERY == 0 || chain + CMPLOG_RECORD_CHAINS >= f->next_chain);
 }
 
 void cmplog_push_tokens(void *region, const RecordLayout *l, const MutatorTrace *trace)

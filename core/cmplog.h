@@ -40,12 +40,11 @@ extern CmpLog cmplog_live;
  * interposed memcmp family never records snapfuzz's own calls. */
 enum {
         /* Record operands into the live table. The runner sets it for the
-         * first input of a chain (in the chains before a freeze,
-         * cmplog_chain_records()): one mutation away from the batch's base,
-         * so its operands most likely still appear in the inputs that later
-         * chains mutate (an operand found in the input is what
-         * input-to-state needs), where a deeper input's operands are mostly
-         * its own mutations. */
+         * first input of some chains (cmplog_chain_records()): one mutation
+         * away from the batch's base, so its operands most likely still
+         * appear in the inputs that later chains mutate (an operand found in
+         * the input is what input-to-state needs), where a deeper input's
+         * operands are mostly its own mutations. */
         CMPLOG_RECORD = 1,
         /* Value profile (--use-value-profile): how close the operands came
          * is coverage, a feature per call site and distance in
@@ -141,11 +140,16 @@ size_t cmplog_freeze(const CmpLog *live, CmpTable *ret, uint32_t gen, uint64_t c
 /* The runner's comparison tables for one batch. A fuzzing batch freezes
  * the live table into the record at chains 1, 2, 4, 8, ... (often while the
  * batch is young, rarely once it has settled, and never more than
- * RECORD_CMP_TABLES times, so every table stays in the record), and records
- * operands only in the CMPLOG_RECORD_CHAINS chains before each freeze,
- * sparing the hooks the work the rest of the time. Chain 0 reads no table
- * (nothing of this batch has run yet). A history replay (RECORD_BATCH_REPLAY)
- * brings the tables of the batch it replays and freezes none. */
+ * RECORD_CMP_TABLES times, so every table stays in the record). Operands
+ * are recorded from the first input of every CMPLOG_RECORD_EVERY-th chain,
+ * so that comparisons only some inputs reach still find their way into a
+ * table, and of each of the CMPLOG_RECORD_CHAINS chains before a freeze, so
+ * that the table is fresh: at most a sixteenth of the inputs pay for
+ * recording once the batch has settled (half as many records found the
+ * cmp_guard bug half as fast). Chain 0 reads no table (nothing of this
+ * batch has run yet). A history replay (RECORD_BATCH_REPLAY) brings the
+ * tables of the batch it replays and freezes none. */
+#define CMPLOG_RECORD_EVERY 4u
 #define CMPLOG_RECORD_CHAINS 8u
 
 typedef struct CmpFreezer {
@@ -168,7 +172,8 @@ const CmpTable *cmplog_chain_begin(CmpFreezer *f, const CmpLog *live, uint64_t c
                                    uint64_t *ret_gen);
 
 /* Whether the first input of chain @chain should record its comparisons
- * (CMPLOG_RECORD): only when a freeze is near. */
+ * (CMPLOG_RECORD): on every CMPLOG_RECORD_EVERY-th chain, and when a freeze
+ * is near. */
 bool cmplog_chain_records(const CmpFreezer *f, uint64_t chain);
 
 /* Appends the byte strings in @trace (what the comparison operators wrote
