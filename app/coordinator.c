@@ -31,6 +31,7 @@
 
 #include "core/clock.h"
 #include "app/coordinator.h"
+#include "app/dicts.h"
 #include "core/corpus.h"
 #include "core/coverage.h"
 #include "core/crashstore.h"
@@ -76,6 +77,7 @@ typedef struct Coordinator {
         Slot *slots;
         unsigned n_slots;
         Corpus *corpus;
+        RunDicts *dicts;
         int cov_fd;
         CoverageShared *cov;
 
@@ -131,6 +133,7 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "features", c->cov ? (double)c->cov->features : 0);
         cJSON_AddNumberToObject(j, "counters", c->cov ? (double)c->cov->counters : 0);
         cJSON_AddNumberToObject(j, "corpus", c->corpus ? (double)corpus_size(c->corpus) : 0);
+        cJSON_AddNumberToObject(j, "autodict", c->dicts ? (double)dicts_auto_count(c->dicts) : 0);
         cJSON_AddNumberToObject(j, "runner_deaths", (double)c->deaths);
         cJSON_AddNumberToObject(j, "crashes", (double)c->stored);
         cJSON_AddNumberToObject(j, "unique_crashes", (double)c->unique);
@@ -146,6 +149,15 @@ static int write_stats(Coordinator *c, const char *status)
         int r = fs_write_atomic(c->outdir_fd, "stats.json", s, strlen(s));
         cJSON_free(s);
         return r;
+}
+
+/* The automatic dictionary is saved with the status line and at the end;
+ * losing a few seconds of it to a kill costs little. */
+static void save_autodict(Coordinator *c)
+{
+        int r = dicts_save_auto(c->dicts);
+        if (r < 0)
+                log_warn("cannot write %s/" DICTS_AUTO_FILE ": %s", c->cfg->out_dir, strerror(-r));
 }
 
 static void print_status(Coordinator *c, const char *prefix)
@@ -300,6 +312,8 @@ static void take_finds(Coordinator *c, Slot *s)
                         c->stopping = true;
                 }
         }
+        if (used)
+                (void)dicts_take_tokens(c->dicts, region, &c->layout);
 }
 
 static void queue_death(Coordinator *c, Slot *s, cJSON *died)
@@ -513,6 +527,7 @@ static void dispatch_one(Coordinator *c, Slot *s)
                         size_t p = prng_below(&c->rng, (uint32_t)n);
                         b.partner = corpus_get(c->corpus, p, &b.partner_len);
                 }
+                b.table = dicts_table(c->dicts, &b.table_len);
                 double want = s->rate > 0 ? s->rate * COORD_BATCH_MS : 256;
                 if (want < COORD_MIN_ITERS)
                         want = COORD_MIN_ITERS;
@@ -760,6 +775,7 @@ static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
             .sandbox = c->cfg->sandbox,
             .sandbox_policy = c->cfg->sandbox_policy,
             .cov_fd = c->cov_fd,
+            .value_profile = c->cfg->value_profile,
         };
         int r = wproc_spawn(&s->w, &wc, err, errlen);
         if (r < 0)
@@ -832,9 +848,15 @@ int coordinator_run(RunConfig *cfg)
         }
         prng_seed(&c.rng, cfg->seed, 0x636f6f7264ULL);
 
+        /* A malformed dictionary is a usage error: refused before the
+         * output directory is touched. */
+        r = dicts_new(&c.dicts, cfg->dict_path);
+        if (r)
+                return r;
         r = prepare_outdir(&c);
         if (r)
                 return r;
+        dicts_load_auto(c.dicts, c.outdir_fd, cfg->out_dir);
         r = load_seeds(&c);
         if (r)
                 return r;
@@ -884,6 +906,10 @@ int coordinator_run(RunConfig *cfg)
                  cfg->sandbox, cfg->sandbox_policy ? " with a policy file" : "");
         log_info("%zu seed inputs (%zu resumed from %s/corpus), max input length %zu", c.n_seeds,
                  c.n_resumed, cfg->out_dir, cfg->max_len);
+        if (cfg->dict_path || dicts_auto_count(c.dicts))
+                log_info("dictionary: %zu tokens from %s, %zu from %s/" DICTS_AUTO_FILE,
+                         dicts_user_count(c.dicts), cfg->dict_path ? cfg->dict_path : "--dict",
+                         dicts_auto_count(c.dicts), cfg->out_dir);
         cJSON *prepare = msg_new("prepare");
         if (prepare)
                 (void)msg_send(c.helper_cmd, prepare);
@@ -907,9 +933,11 @@ int coordinator_run(RunConfig *cfg)
                         c.last_status_ms = now;
                         print_status(&c, "");
                         (void)write_stats(&c, "running");
+                        save_autodict(&c);
                 }
         }
         shutdown_all(&c);
+        save_autodict(&c);
         print_status(&c, "done ");
         sandbox_log_summary(&c);
         (void)write_stats(&c, c.interrupted ? "interrupted" : "done");
@@ -924,6 +952,7 @@ int coordinator_run(RunConfig *cfg)
                 log_info("no crash found");
 
         corpus_free(c.corpus);
+        dicts_free(c.dicts);
         corpus_seeds_free(c.seeds, c.n_seeds);
         free(c.seed_pack);
         free(c.slots);

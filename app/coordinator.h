@@ -30,7 +30,9 @@ typedef struct RunConfig {
         const char *sandbox;
         const char *sandbox_policy; /* --sandbox-policy, as JSON (sandbox_policy_load), or NULL */
         unsigned status_every_s;
-        unsigned minimize_ms; /* automatic minimization budget per new crash; 0: off */
+        const char *dict_path; /* --dict; NULL: none */
+        bool value_profile;    /* --use-value-profile */
+        unsigned minimize_ms;  /* automatic minimization budget per new crash; 0: off */
 } RunConfig;
 
 /* Runs the fuzzer. Returns an SF_EXIT_* code; prints its own diagnostics. */

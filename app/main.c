@@ -64,6 +64,9 @@ static void usage(FILE *f)
                 "  --sandbox-policy FILE JSON rules that add syscalls to the allowlist (see\n"
                 "                        README, \"The sandbox\")\n"
                 "  --status-every S      status line period in seconds (default 3)\n"
+                "  --dict FILE           dictionary of tokens (libFuzzer/AFL format); tokens\n"
+                "                        learned from comparisons go to OUT/autodict\n"
+                "  --use-value-profile   count how close comparisons come as coverage\n"
                 "  --minimize-time S     minimize each new crash for up to S seconds, in the\n"
                 "                        recovery helper (default 1; 0 or --no-minimize: off)\n"
                 "\n"
@@ -148,6 +151,8 @@ static int cmd_run(int argc, char **argv)
                 OPT_SANDBOX,
                 OPT_SANDBOX_POLICY,
                 OPT_STATUS,
+                OPT_DICT,
+                OPT_VALUE_PROFILE,
                 OPT_MINIMIZE_TIME,
                 OPT_NO_MINIMIZE,
                 OPT_HELP,
@@ -166,6 +171,8 @@ static int cmd_run(int argc, char **argv)
             {"sandbox", required_argument, NULL, OPT_SANDBOX},
             {"sandbox-policy", required_argument, NULL, OPT_SANDBOX_POLICY},
             {"status-every", required_argument, NULL, OPT_STATUS},
+            {"dict", required_argument, NULL, OPT_DICT},
+            {"use-value-profile", no_argument, NULL, OPT_VALUE_PROFILE},
             {"minimize-time", required_argument, NULL, OPT_MINIMIZE_TIME},
             {"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
             {"help", no_argument, NULL, OPT_HELP},
@@ -260,6 +267,16 @@ static int cmd_run(int argc, char **argv)
                         if (parse_u64("--status-every", optarg, 1, 3600, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.status_every_s = (unsigned)v;
+                        break;
+                case OPT_DICT:
+                        if (!*optarg) {
+                                log_error("--dict needs a file");
+                                return SF_EXIT_USAGE;
+                        }
+                        cfg.dict_path = optarg;
+                        break;
+                case OPT_VALUE_PROFILE:
+                        cfg.value_profile = true;
                         break;
                 case OPT_MINIMIZE_TIME:
                         if (parse_seconds("--minimize-time", optarg, 0, 3600, &d) < 0)

@@ -34,6 +34,7 @@
 #include "core/clock.h"
 #include "app/runner.h"
 #include "app/worker.h"
+#include "core/cmplog.h"
 #include "core/coverage.h"
 #include "core/msg.h"
 #include "core/wproc.h"
@@ -379,6 +380,10 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                            (uint32_t)partner_len, (uint32_t)table_len);
         h->first_exec = (uint64_t)msg_int(cmd, "first", 1);
         h->batch_flags = msg_bool(cmd, "replay", 0) ? RECORD_BATCH_REPLAY : 0;
+        /* A history replay brings the comparison tables of the batch it
+         * replays (already in place, like the payload). */
+        int64_t cmp_gens = msg_int(cmd, "cmp_gens", 0);
+        h->cmp_gens = cmp_gens > 0 && cmp_gens <= RECORD_CMP_TABLES ? (uint32_t)cmp_gens : 0;
 
         int out_pipe[2];
         if (pipe2(out_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -552,6 +557,7 @@ static int worker_parse_args(Worker *w, int argc, char **argv)
             {"rss-limit-mb", required_argument, NULL, 'r'},
             {"sandbox", required_argument, NULL, 'x'},
             {"sandbox-policy", required_argument, NULL, 'p'},
+            {"value-profile", required_argument, NULL, 'V'},
             {0},
         };
         int c;
@@ -590,6 +596,9 @@ static int worker_parse_args(Worker *w, int argc, char **argv)
                         break;
                 case 'p':
                         w->cfg.sandbox_policy = optarg;
+                        break;
+                case 'V':
+                        w->cfg.value_profile = strcmp(optarg, "1") == 0;
                         break;
                 default:
                         return -EINVAL;
@@ -651,6 +660,8 @@ int worker_main(int argc, char **argv)
                 worker_send_error(&w, "sandbox", err);
                 return WORKER_EXIT_INTERNAL;
         }
+        if (w.cfg.value_profile)
+                cmplog_value_profile_enable();
 
         if (w.coverage->counters == 0)
                 w.coverage->counters = coverage_counters();

@@ -162,6 +162,9 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
             a_rss,
             (char *)"--sandbox",
             (char *)(cfg->sandbox ? cfg->sandbox : "strict"),
+            (char *)"--value-profile",
+            (char *)(cfg->value_profile ? "1" : "0"),
+            /* Last: without a policy its NULL ends the list. */
             cfg->sandbox_policy ? (char *)"--sandbox-policy" : NULL,
             (char *)cfg->sandbox_policy,
             NULL,
@@ -326,7 +329,8 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
         char seed[24];
 
         if (b->base_len > w->layout.max_len || b->partner_len > w->layout.max_len ||
-            b->table_len > RECORD_TABLE_BYTES)
+            b->table_len > RECORD_TABLE_BYTES || b->cmp_gens > RECORD_CMP_TABLES ||
+            (b->cmp_gens && !b->cmp))
                 return -EINVAL;
         if (b->base_len)
                 memcpy(record_base(w->region, &w->layout), b->base, b->base_len);
@@ -334,6 +338,9 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
                 memcpy(record_partner(w->region, &w->layout), b->partner, b->partner_len);
         if (b->table_len)
                 memcpy(record_table(w->region, &w->layout), b->table, b->table_len);
+        if (b->cmp_gens)
+                memcpy(record_cmp(w->region, &w->layout, 1), b->cmp,
+                       b->cmp_gens * sizeof(CmpTable));
 
         cJSON *m = msg_new("fuzz");
         if (!m)
@@ -351,6 +358,8 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
                 cJSON_AddNumberToObject(m, "first", (double)b->first);
         if (b->replay)
                 cJSON_AddBoolToObject(m, "replay", 1);
+        if (b->cmp_gens)
+                cJSON_AddNumberToObject(m, "cmp_gens", b->cmp_gens);
         if (b->quiet)
                 cJSON_AddBoolToObject(m, "quiet", 1);
         int r = msg_send(w->cmd_fd, m);

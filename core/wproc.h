@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -26,6 +27,7 @@ typedef struct WprocConfig {
         const char *sandbox;      /* "strict", "log" or "off" */
         int cov_fd;               /* shared coverage map; -1: a private one */
         unsigned init_timeout_ms; /* how long loading may take; 0: 120 s */
+        bool value_profile;       /* comparison distances as coverage (core/cmplog.h) */
         /* The policy file's rules as JSON (sandbox_policy_load), or NULL. */
         const char *sandbox_policy;
 } WprocConfig;
@@ -63,6 +65,8 @@ typedef struct WprocBatch {
         size_t partner_len;
         const uint8_t *table;
         size_t table_len;
+        const CmpTable *cmp; /* comparison tables 1..cmp_gens, for a history replay */
+        uint32_t cmp_gens;
         uint64_t first; /* first iteration to execute (0 or 1: all) */
         int replay;     /* verification or history replay: collect no finds */
         int quiet;      /* keep the target's output out of the worker's stderr */

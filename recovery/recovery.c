@@ -68,6 +68,9 @@ static cJSON *record_json(const void *region, const RecordLayout *l)
                                                 (double)((h->count - 1) % h->chain_len));
                         add_hex(slot, "rng_state", s->rng.state);
                         add_hex(slot, "rng_inc", s->rng.inc);
+                        /* The comparison table the chain's mutations read
+                         * (0: none); its entries are in the record. */
+                        cJSON_AddNumberToObject(slot, "cmp_gen", (double)s->cmp_gen);
                 }
         }
         return j;

@@ -22,13 +22,15 @@ int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8
 int replay_input(const void *region, const RecordLayout *l, uint8_t *ret, size_t *ret_len);
 
 /* Rebuilds iteration @k by replaying every mutation from the batch's seed,
- * ignoring the chain slots. Exposed so tests can check both paths agree. */
+ * ignoring the chain slots (each chain reads the comparison table the
+ * record's tables say it read). Exposed so tests can check both paths
+ * agree. */
 int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
                            size_t *ret_len);
 
-/* The batch that re-runs the record's history: the same seed, base, partner
- * and table, iterations 1..@last, executing only @first..@last. Points into
- * @region. */
+/* The batch that re-runs the record's history: the same seed, base, partner,
+ * table and comparison tables, iterations 1..@last, executing only
+ * @first..@last. Points into @region. */
 void replay_history_batch(const void *region, const RecordLayout *l, uint64_t first, uint64_t last,
                           WprocBatch *ret);
 
