@@ -32,6 +32,7 @@
 #include "core/clock.h"
 #include "app/coordinator.h"
 #include "app/dicts.h"
+#include "app/sandboxlog.h"
 #include "core/corpus.h"
 #include "core/coverage.h"
 #include "core/crashstore.h"
@@ -100,7 +101,7 @@ typedef struct Coordinator {
         uint64_t deaths, stored, unique, lost;
         int crash_pending;
         bool stopping, interrupted, internal_error;
-        cJSON *sandbox_log; /* syscalls --sandbox log reported, once each */
+        SandboxLog *sandbox_log; /* the workers' "sandbox" events */
         int outdir_fd;
 } Coordinator;
 
@@ -140,8 +141,7 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "inputs_lost", (double)c->lost);
         cJSON_AddNumberToObject(j, "workers", c->n_slots);
         cJSON_AddStringToObject(j, "seed", seed);
-        if (c->sandbox_log)
-                cJSON_AddItemToObject(j, "sandbox_log", cJSON_Duplicate(c->sandbox_log, 1));
+        sandboxlog_add_stats(c->sandbox_log, j);
         char *s = cJSON_Print(j);
         cJSON_Delete(j);
         if (!s)
@@ -337,57 +337,6 @@ static void queue_death(Coordinator *c, Slot *s, cJSON *died)
         c->crash_pending++;
 }
 
-/* A worker's supervisor reports: a syscall --sandbox log let through (each
- * name once per run), or an open a policy file's directories refused. */
-static void sandbox_event(Coordinator *c, const cJSON *m)
-{
-        const char *name = msg_str(m, "syscall", "?");
-        const char *path = msg_str(m, "path", NULL);
-        const cJSON *e;
-
-        if (strcmp(msg_str(m, "event", ""), "refused") == 0) {
-                log_warn("sandbox: the target's %s(%s%s%s) was refused: %s", name, path ? "\"" : "",
-                         path ? path : "...", path ? "\"" : "", msg_str(m, "why", "not allowed"));
-                return;
-        }
-        if (!c->sandbox_log && !(c->sandbox_log = cJSON_CreateArray()))
-                return;
-        cJSON_ArrayForEach(e, c->sandbox_log)
-        {
-                if (strcmp(msg_str(e, "syscall", ""), name) == 0)
-                        return;
-        }
-        cJSON *entry = cJSON_Duplicate(m, 1);
-        if (!entry)
-                return;
-        cJSON_DeleteItemFromObjectCaseSensitive(entry, "type");
-        cJSON_DeleteItemFromObjectCaseSensitive(entry, "event");
-        cJSON_AddItemToArray(c->sandbox_log, entry);
-        log_info("sandbox log: the target used %s(%s%s%s), which --sandbox strict refuses (%s)",
-                 name, path ? "\"" : "", path ? path : "...", path ? "\"" : "",
-                 msg_str(m, "group", "not in the allowlist"));
-}
-
-/* At the end of a --sandbox log run: the policy file that would allow what
- * the target used. */
-static void sandbox_log_summary(Coordinator *c)
-{
-        if (!c->sandbox_log)
-                return;
-        cJSON *policy = cJSON_CreateObject();
-        cJSON *allow = cJSON_AddArrayToObject(policy, "allow");
-        const cJSON *e;
-        cJSON_ArrayForEach(e, c->sandbox_log)
-            cJSON_AddItemToArray(allow, cJSON_CreateString(msg_str(e, "syscall", "?")));
-        char *text = cJSON_PrintUnformatted(policy);
-        if (text)
-                log_info("sandbox log: %d syscalls outside the allowlist; a policy allowing them "
-                         "all (narrow it with conditions): %s",
-                         cJSON_GetArraySize(c->sandbox_log), text);
-        cJSON_free(text);
-        cJSON_Delete(policy);
-}
-
 static void worker_event(Coordinator *c, Slot *s, cJSON *m)
 {
         const char *type = msg_str(m, "type", "");
@@ -413,7 +362,7 @@ static void worker_event(Coordinator *c, Slot *s, cJSON *m)
                                 queue_death(c, s, m);
                 }
         } else if (strcmp(type, "sandbox") == 0) {
-                sandbox_event(c, m);
+                sandboxlog_event(c->sandbox_log, m);
         } else if (strcmp(type, "error") == 0) {
                 log_error("worker %d: %s", (int)wproc_pid(s->w), msg_str(m, "message", "?"));
                 restart_slot(c, s, "reported an error");
@@ -901,6 +850,7 @@ int coordinator_run(RunConfig *cfg)
                 shutdown_all(&c);
                 return code;
         }
+        (void)sandboxlog_new(&c.sandbox_log); /* without it, events are only printed */
         log_info("%s: %" PRIu64 " coverage counters, %u workers, seed %" PRIu64 ", sandbox %s%s",
                  cfg->target, (uint64_t)wproc_counters(c.slots[0].w), c.n_slots, cfg->seed,
                  cfg->sandbox, cfg->sandbox_policy ? " with a policy file" : "");
@@ -939,7 +889,7 @@ int coordinator_run(RunConfig *cfg)
         shutdown_all(&c);
         save_autodict(&c);
         print_status(&c, "done ");
-        sandbox_log_summary(&c);
+        sandboxlog_summary(c.sandbox_log);
         (void)write_stats(&c, c.interrupted ? "interrupted" : "done");
         if (c.stored)
                 log_info("%" PRIu64 " crash%s stored (%" PRIu64 " new); replay one with: "
@@ -957,7 +907,7 @@ int coordinator_run(RunConfig *cfg)
         free(c.seed_pack);
         free(c.slots);
         coverage_shared_unmap(c.cov);
-        cJSON_Delete(c.sandbox_log);
+        sandboxlog_free(c.sandbox_log);
         if (c.stored || c.lost)
                 return SF_EXIT_CRASH;
         return c.internal_error ? SF_EXIT_INTERNAL : SF_EXIT_OK;

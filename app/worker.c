@@ -338,8 +338,8 @@ static void worker_add_output(Worker *w, cJSON *m)
         }
 }
 
-/* The supervisor's reports (log mode, refused opens) go to whoever started
- * us as "sandbox" events. */
+/* The supervisor's reports (log mode, refusals of a named path) go to
+ * whoever started us as "sandbox" events. */
 static void worker_on_sandbox_event(void *userdata, const cJSON *event)
 {
         Worker *w = userdata;
@@ -393,8 +393,8 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         w->out_len = 0;
         w->quiet = msg_bool(cmd, "quiet", 0);
 
-        /* Log mode and policy directories need the worker to answer the
-         * runner's seccomp notifications. */
+        /* The runner's seccomp notifications (process creation, policy
+         * directories, log mode) are ours to answer. */
         SandboxSupervisor *sup = NULL;
         if (sandbox_supervisor_new(&sup, w->sandbox) < 0) {
                 close(out_pipe[0]);

@@ -29,6 +29,8 @@ typedef struct SandboxProgram {
         struct sock_fprog prog; /* .filter owned; .len == 0: none */
         size_t pid_patch[SANDBOX_MAX_PID_PATCHES];
         size_t n_pid_patches;
+        size_t ctl_patch[SANDBOX_MAX_PID_PATCHES];
+        size_t n_ctl_patches;
 } SandboxProgram;
 
 struct Sandbox {
@@ -60,6 +62,9 @@ struct Sandbox {
         /* Log mode: syscalls already reported by this worker. */
         uint8_t logged[SANDBOX_NR_LIMIT / 8];
 };
+
+/* (Re)compiles the programs of @s from s->policy. 0 or a negative errno. */
+int sandbox_compile_programs(Sandbox *s);
 
 /* The worker's pid, as the runner saw it in sandbox_apply(): a SIGSYS
  * queued by this pid comes from the supervisor. */

@@ -153,6 +153,15 @@ int sandbox_prepare(Sandbox *s)
         s->prepared = true;
 
         (void)dl_iterate_phdr(find_shadow_runtime, &s->sanitizer);
+        if (s->sanitizer && s->mode != SANDBOX_OFF) {
+                /* Its reports read /proc/self/maps: through the worker. */
+                int r;
+
+                s->policy.sanitizer = true;
+                r = sandbox_compile_programs(s);
+                if (r < 0)
+                        return r;
+        }
         if (!s->sanitizer && s->memory_limit_mb) {
                 uint64_t as = (uint64_t)s->memory_limit_mb << 22; /* 4 x the RSS limit */
 

@@ -227,6 +227,18 @@ static const PolicyRule exit_rules[] = {
     ALLOW("restart_syscall"),
 };
 
+/*
+ * The runner hands its seccomp listener to the worker over the supervisor's
+ * socket (SCM_RIGHTS), right after installing the filter, then closes the
+ * socket. Only that descriptor number qualifies (POLICY_SELF_CTL becomes it
+ * when the filter is installed); the target could only ever put a socket
+ * there again with a policy that allows socket(), and then write() would
+ * reach the same peer anyway.
+ */
+static const PolicyRule supervision_rules[] = {
+    ALLOW("sendmsg", .when = {ARG_INT_EQ(0, POLICY_SELF_CTL)}),
+};
+
 /* ---- refused groups: what a report says, and what a policy file may add ---- */
 
 /*
@@ -470,6 +482,7 @@ const PolicyGroup policy_groups[] = {
     ALLOWED("signals", "handlers, masks and signals to the runner itself", signal_rules),
     ALLOWED("self", "questions about the runner itself", self_rules),
     ALLOWED("exit", "ending a thread or the runner", exit_rules),
+    ALLOWED("supervision", "handing the seccomp listener to the worker", supervision_rules),
 
     REFUSED("files",
             "a runner opens no files and looks up no paths; a policy file can allow read-only "
@@ -581,6 +594,22 @@ static int policy_add_rule(scmp_filter_ctx ctx, const Policy *policy, bool notif
                                       policy_rule_n_conditions(rule), rule->when);
 }
 
+/*
+ * Read-only open and openat, sent to the worker when a sanitizer runtime
+ * needs /proc/self/maps and no policy file already sends them
+ * (policyfile.c adds the same rules for its directories).
+ */
+#define OPEN_WRITE_FLAGS (O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND)
+static const PolicyRule sanitizer_open_rules[] = {
+    SYS("openat", .action = POLICY_NOTIFY_OPEN, .when = {ARG_LACKS(2, OPEN_WRITE_FLAGS)}),
+    SYS("open", .action = POLICY_NOTIFY_OPEN, .when = {ARG_LACKS(1, OPEN_WRITE_FLAGS)}),
+};
+
+bool policy_opens_notify(const Policy *policy)
+{
+        return policy && (policy->n_dirs > 0 || policy->sanitizer);
+}
+
 /* Whether a policy file's rule names syscall @name. */
 static bool policy_names(const Policy *policy, const char *name)
 {
@@ -634,6 +663,14 @@ int policy_compile(const Policy *policy, bool notify, scmp_filter_ctx *ret)
                 r = policy_add_rule(ctx, policy, notify, &policy->extra[i]);
                 if (r < 0)
                         goto release_ctx;
+        }
+        if (policy->sanitizer && policy->n_dirs == 0 && !policy_names(policy, "openat") &&
+            !policy_names(policy, "open")) {
+                for (size_t i = 0; i < ELEMENTSOF(sanitizer_open_rules); i++) {
+                        r = policy_add_rule(ctx, policy, notify, &sanitizer_open_rules[i]);
+                        if (r < 0)
+                                goto release_ctx;
+                }
         }
 
         *ret = ctx;

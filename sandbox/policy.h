@@ -46,6 +46,11 @@ typedef enum PolicyAction {
  */
 #define POLICY_SELF_PID UINT32_C(0x5ec0f1d0)
 
+/* Stands for the runner's end of the supervisor's socket, patched the same
+ * way (-1, which matches no descriptor, without a supervisor). Above the
+ * kernel's limit on descriptor numbers. */
+#define POLICY_SELF_CTL UINT32_C(0x5ec0f1d1)
+
 /* One rule: a syscall, the conditions on its arguments that must all hold
  * (none: always), and the action. Several rules for one syscall are
  * alternatives. */
@@ -87,7 +92,15 @@ typedef struct Policy {
         size_t n_extra;
         char **dirs; /* real paths of the directories read-only opens may reach */
         size_t n_dirs;
+        /* A sanitizer runtime is loaded: its reports read /proc/self/maps,
+         * which the worker opens for the runner (read-only opens go to the
+         * worker, as with directories). */
+        bool sanitizer;
 } Policy;
+
+/* Whether read-only opens go to the worker (policy directories, or a
+ * sanitizer's /proc/self/maps). */
+bool policy_opens_notify(const Policy *policy);
 
 void policy_deinit(Policy *p);
 

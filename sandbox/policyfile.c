@@ -352,6 +352,12 @@ static int parse_under(Ctx *c, size_t item, const char *syscall, const cJSON *ru
         if (!cJSON_IsString(under) || under->valuestring[0] != '/')
                 return fail(c, item, "allow[%zu]: \"under\" must be an absolute directory path",
                             item);
+        if (strncmp(under->valuestring, "/proc", 5) == 0 &&
+            (under->valuestring[5] == '/' || under->valuestring[5] == '\0'))
+                return fail(c, item,
+                            "allow[%zu]: \"under\": /proc cannot be expressed: its entries "
+                            "depend on who opens them, and the worker opens the files",
+                            item);
         if (!realpath(under->valuestring, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
                 return fail(c, item, "allow[%zu]: \"under\": %s is not a directory (%s)", item,
                             under->valuestring, errno ? strerror(errno) : "not a directory");

@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -105,18 +106,24 @@ free_buf:
         return r;
 }
 
-/* Finds the comparisons with POLICY_SELF_PID that sandbox_apply() patches. */
+/* Finds the comparisons with POLICY_SELF_PID and POLICY_SELF_CTL that
+ * sandbox_apply() patches. */
 static int sandbox_find_pid_slots(SandboxProgram *p)
 {
         for (size_t i = 0; i < p->prog.len; i++) {
                 const struct sock_filter *insn = &p->prog.filter[i];
+                bool pid = insn->k == POLICY_SELF_PID, ctl = insn->k == POLICY_SELF_CTL;
 
-                if (insn->k != POLICY_SELF_PID)
+                if (!pid && !ctl)
                         continue;
                 if (insn->code != (BPF_JMP | BPF_JEQ | BPF_K) ||
-                    p->n_pid_patches == SANDBOX_MAX_PID_PATCHES)
+                    p->n_pid_patches == SANDBOX_MAX_PID_PATCHES ||
+                    p->n_ctl_patches == SANDBOX_MAX_PID_PATCHES)
                         return -EPROTO;
-                p->pid_patch[p->n_pid_patches++] = i;
+                if (pid)
+                        p->pid_patch[p->n_pid_patches++] = i;
+                else
+                        p->ctl_patch[p->n_ctl_patches++] = i;
         }
         return 0;
 }
@@ -169,6 +176,28 @@ release_ctx:
         return r;
 }
 
+int sandbox_compile_programs(Sandbox *s)
+{
+        SandboxProgram notify = {0}, trap = {0};
+        int r;
+
+        if (s->mode == SANDBOX_OFF)
+                return 0;
+        r = sandbox_compile(&s->policy, true, &notify);
+        if (r == 0 && s->mode == SANDBOX_STRICT)
+                r = sandbox_compile(&s->policy, false, &trap);
+        if (r < 0) {
+                free(notify.prog.filter);
+                free(trap.prog.filter);
+                return r;
+        }
+        free(s->notify.prog.filter);
+        free(s->trap.prog.filter);
+        s->notify = notify;
+        s->trap = trap;
+        return 0;
+}
+
 int sandbox_new_with(Sandbox **ret, const SandboxOptions *o, char *err, size_t errlen)
 {
         char scratch[8];
@@ -217,15 +246,10 @@ int sandbox_new_with(Sandbox **ret, const SandboxOptions *o, char *err, size_t e
                 }
         }
 
-        if (s->mode != SANDBOX_OFF) {
-                r = sandbox_compile(&s->policy, true, &s->notify);
-                if (r == 0 && s->mode == SANDBOX_STRICT)
-                        r = sandbox_compile(&s->policy, false, &s->trap);
-                if (r < 0) {
-                        snprintf(err, errlen, "cannot compile the seccomp filter: %s",
-                                 strerror(-r));
-                        goto free_sandbox;
-                }
+        r = sandbox_compile_programs(s);
+        if (r < 0) {
+                snprintf(err, errlen, "cannot compile the seccomp filter: %s", strerror(-r));
+                goto free_sandbox;
         }
 
         *ret = s;
@@ -292,44 +316,60 @@ static long sandbox_load_filter(const struct sock_fprog *prog, unsigned long fla
 }
 
 /*
- * The listener goes to the worker: the runner sends its number over the
- * supervisor's socket, the worker takes a copy with pidfd_getfd() and
- * answers one byte, and only then does the runner close its own copy. The
- * target never sees the listener (with it, a second thread could answer
- * its own notifications). read, write and close are allowed by every
- * policy, so the exchange itself never waits on the worker.
+ * The listener goes to the worker over the supervisor's socket
+ * (SCM_RIGHTS; the filter allows sendmsg on that one descriptor), and the
+ * runner closes its own copy at once: the target never sees the listener
+ * (with it, a second thread could answer its own notifications), and the
+ * runner does not wait for the worker. A notification raised before the
+ * worker has read the message simply waits for it.
  */
 static int sandbox_hand_over_listener(int listener, int fd)
 {
-        int32_t number = listener;
-        char ack = 0;
+        union {
+                struct cmsghdr header;
+                char space[CMSG_SPACE(sizeof(int))];
+        } control;
+        char byte = 'L';
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr msg = {
+            .msg_iov = &iov,
+            .msg_iovlen = 1,
+            .msg_control = control.space,
+            .msg_controllen = sizeof(control.space),
+        };
+        struct cmsghdr *cmsg;
         ssize_t n;
 
+        memset(&control, 0, sizeof(control));
+        cmsg = CMSG_FIRSTHDR(&msg);
+        cmsg->cmsg_level = SOL_SOCKET;
+        cmsg->cmsg_type = SCM_RIGHTS;
+        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cmsg), &listener, sizeof(int));
         do
-                n = write(fd, &number, sizeof(number));
+                n = sendmsg(fd, &msg, MSG_NOSIGNAL);
         while (n < 0 && errno == EINTR);
-        if (n == (ssize_t)sizeof(number)) {
-                do
-                        n = read(fd, &ack, 1);
-                while (n < 0 && errno == EINTR);
-        }
         close(listener);
-        return ack == 1 ? 0 : -EPERM;
+        return n == 1 ? 0 : -EPIPE;
 }
 
-/* This process's copy of @p (copy-on-write after fork) gets its pid. */
-static void sandbox_patch_pid(const SandboxProgram *p)
+/* This process's copy of @p (copy-on-write after fork) gets its pid and
+ * the number of its supervisor socket. */
+static void sandbox_patch(const SandboxProgram *p, int ctl_fd)
 {
         for (size_t i = 0; i < p->n_pid_patches; i++)
                 p->prog.filter[p->pid_patch[i]].k = (uint32_t)getpid();
+        for (size_t i = 0; i < p->n_ctl_patches; i++)
+                p->prog.filter[p->ctl_patch[i]].k = (uint32_t)ctl_fd;
 }
 
 /*
  * The filter, and the listener to the worker when there is one. Should the
- * worker not get the listener (no pidfd_getfd, or ptrace restrictions),
- * strict mode stacks the trap-only program on top: of the actions of
- * several filters the kernel takes the strictest, so what would have gone
- * to the worker traps instead. Log mode cannot do without the worker.
+ * listener not reach the worker (no SECCOMP_FILTER_FLAG_NEW_LISTENER before
+ * Linux 5.0, or the worker's end gone), strict mode stacks the trap-only
+ * program on top: of the actions of several filters the kernel takes the
+ * strictest, so what would have gone to the worker traps instead. Log mode
+ * cannot do without the worker.
  */
 static int sandbox_load(const Sandbox *s)
 {
@@ -337,7 +377,9 @@ static int sandbox_load(const Sandbox *s)
         int fd = s->child_fd;
 
         if (fd >= 0) {
-                sandbox_patch_pid(&s->notify);
+                /* From here on the target could reach the listener; it is
+                 * gone before the target runs. */
+                sandbox_patch(&s->notify, fd);
                 r = sandbox_load_filter(&s->notify.prog, SECCOMP_FILTER_FLAG_NEW_LISTENER);
                 if (r >= 0) {
                         r = sandbox_hand_over_listener((int)r, fd);
@@ -354,7 +396,7 @@ static int sandbox_load(const Sandbox *s)
         } else if (s->mode != SANDBOX_STRICT) {
                 return -EINVAL;
         }
-        sandbox_patch_pid(&s->trap);
+        sandbox_patch(&s->trap, -1);
         r = sandbox_load_filter(&s->trap.prog, 0);
         return r < 0 ? (int)r : 0;
 }

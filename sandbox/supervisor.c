@@ -141,35 +141,42 @@ void sandbox_supervisor_free(SandboxSupervisor *sup)
         free(sup);
 }
 
-/* Takes the listener the runner announces (sandbox.c). */
+/* Receives the listener the runner sends (sandbox.c). */
 static int take_listener(SandboxSupervisor *sup)
 {
-        int32_t number = -1;
-        char ack = 0;
+        union {
+                struct cmsghdr header;
+                char space[CMSG_SPACE(sizeof(int))];
+        } control;
+        char byte;
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr msg = {
+            .msg_iov = &iov,
+            .msg_iovlen = 1,
+            .msg_control = control.space,
+            .msg_controllen = sizeof(control.space),
+        };
+        struct cmsghdr *cmsg;
         ssize_t n;
-        int fd = -1, r = 0;
+        int fd = -1;
 
         do
-                n = read(sup->ctl_fd, &number, sizeof(number));
+                n = recvmsg(sup->ctl_fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         while (n < 0 && errno == EINTR);
-        if (n != (ssize_t)sizeof(number)) {
-                /* The runner ended before installing its filter. */
-                close(sup->ctl_fd);
-                sup->ctl_fd = -1;
+        if (n < 0 && errno == EAGAIN)
                 return 0;
-        }
-        if (sup->pidfd >= 0)
-                fd = (int)syscall(SYS_pidfd_getfd, sup->pidfd, number, 0);
-        if (fd < 0)
-                r = sup->pidfd >= 0 ? -errno : -ENOSYS;
-        else
-                ack = 1;
-        (void)!write(sup->ctl_fd, &ack, 1);
+        cmsg = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
+        if (cmsg && cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS &&
+            cmsg->cmsg_len == CMSG_LEN(sizeof(int)))
+                memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+        /* One message per runner; end of file: it ended before installing
+         * its filter. */
         close(sup->ctl_fd);
         sup->ctl_fd = -1;
-        if (fd >= 0)
-                sup->listener = fd;
-        return r;
+        if (fd < 0)
+                return n == 1 ? -EPROTO : 0;
+        sup->listener = fd;
+        return 0;
 }
 
 /* Reads a NUL-terminated string from the runner's memory, a page at a time
@@ -271,11 +278,71 @@ static void respond(SandboxSupervisor *sup, int error, int64_t val, uint32_t fla
         (void)ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_SEND, sup->resp);
 }
 
+/* Puts our descriptor @fd into the runner as the result of its open, and
+ * closes ours. */
+static void install(SandboxSupervisor *sup, int fd, uint64_t flags)
+{
+        struct seccomp_notif_addfd addfd = {
+            .id = sup->req->id,
+            .flags = SECCOMP_ADDFD_FLAG_SEND,
+            .srcfd = (uint32_t)fd,
+            .newfd_flags = (uint32_t)(flags & O_CLOEXEC),
+        };
+        int r = ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+        if (r < 0 && errno == EINVAL) {
+                /* Before Linux 5.14: install, then answer with the number. */
+                addfd.flags = 0;
+                r = ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+                if (r >= 0)
+                        respond(sup, 0, r, 0);
+        }
+        if (r < 0 && errno != ENOENT)
+                respond(sup, -EMFILE, 0, 0);
+        close(fd);
+}
+
+/* The files a sanitizer's report reads, which the worker opens for the
+ * runner: its own /proc entries, so /proc/<runner>/ on the worker's side. */
+static bool sanitizer_file(const Sandbox *s, const char *path)
+{
+        return s->policy.sanitizer && strcmp(path, "/proc/self/maps") == 0;
+}
+
+static void open_sanitizer_file(SandboxSupervisor *sup, uint64_t flags)
+{
+        char path[64];
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int)sup->runner);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                respond(sup, -errno, 0, 0);
+                return;
+        }
+        install(sup, fd, flags);
+}
+
 /* Log mode: report each distinct syscall once per worker, then let it run. */
 static void handle_log(SandboxSupervisor *sup, SandboxEventFn fn, void *userdata)
 {
         const struct seccomp_data *d = &sup->req->data;
         int nr = d->nr;
+
+        /* A sanitizer's own reading of /proc/self/maps is not the target's
+         * doing, and the runner's root has no /proc: as in strict mode. */
+        if (sup->sandbox->policy.sanitizer && (nr == sup->nr_open || nr == sup->nr_openat)) {
+                bool is_openat = nr == sup->nr_openat;
+                uint64_t flags = is_openat ? d->args[2] : d->args[1];
+                char path[PATH_MAX];
+
+                if (read_remote_string(sup->req->pid, is_openat ? d->args[1] : d->args[0], path,
+                                       sizeof(path)) == 0 &&
+                    sanitizer_file(sup->sandbox, path) &&
+                    !(flags & ~(uint64_t)OPEN_FLAGS_ALLOWED)) {
+                        open_sanitizer_file(sup, flags);
+                        return;
+                }
+        }
 
         if (nr >= 0 && nr < SANDBOX_NR_LIMIT && !(sup->sandbox->logged[nr / 8] & (1u << nr % 8))) {
                 char path[PATH_MAX];
@@ -323,8 +390,8 @@ static void refuse(SandboxSupervisor *sup, int nr, int error, const char *path, 
                 kill(sup->runner, SIGKILL);
 }
 
-/* Strict mode with policy directories: a read-only open the filter sent
- * here. */
+/* Strict mode with policy directories or a sanitizer: a read-only open the
+ * filter sent here. */
 static void handle_open(SandboxSupervisor *sup, SandboxEventFn fn, void *userdata)
 {
         const struct seccomp_data *d = &sup->req->data;
@@ -346,6 +413,10 @@ static void handle_open(SandboxSupervisor *sup, SandboxEventFn fn, void *userdat
         }
         if (flags & ~(uint64_t)OPEN_FLAGS_ALLOWED) {
                 refuse(sup, d->nr, -EACCES, path, "not a read-only open", fn, userdata);
+                return;
+        }
+        if (sanitizer_file(s, path)) {
+                open_sanitizer_file(sup, flags);
                 return;
         }
         if (path[0] != '/') {
@@ -391,23 +462,7 @@ static void handle_open(SandboxSupervisor *sup, SandboxEventFn fn, void *userdat
                 return;
         }
 
-        struct seccomp_notif_addfd addfd = {
-            .id = sup->req->id,
-            .flags = SECCOMP_ADDFD_FLAG_SEND,
-            .srcfd = (uint32_t)fd,
-            .newfd_flags = (uint32_t)(flags & O_CLOEXEC),
-        };
-        r = ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
-        if (r < 0 && errno == EINVAL) {
-                /* Before Linux 5.14: install, then answer with the number. */
-                addfd.flags = 0;
-                r = ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
-                if (r >= 0)
-                        respond(sup, 0, r, 0);
-        }
-        if (r < 0 && errno != ENOENT)
-                respond(sup, -EMFILE, 0, 0);
-        close(fd);
+        install(sup, fd, flags);
 }
 
 /* Strict mode: a syscall the policy has the worker refuse (process
@@ -451,7 +506,8 @@ int sandbox_supervisor_dispatch(SandboxSupervisor *sup, SandboxEventFn fn, void 
         int nr = (int)sup->req->data.nr;
         if (sup->sandbox->mode == SANDBOX_LOG)
                 handle_log(sup, fn, userdata);
-        else if ((nr == sup->nr_openat || nr == sup->nr_open) && sup->sandbox->policy.n_dirs)
+        else if ((nr == sup->nr_openat || nr == sup->nr_open) &&
+                 policy_opens_notify(&sup->sandbox->policy))
                 handle_open(sup, fn, userdata);
         else
                 handle_refuse(sup, fn, userdata);

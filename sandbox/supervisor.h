@@ -56,8 +56,7 @@ void sandbox_supervisor_started(SandboxSupervisor *sup, pid_t runner, int pidfd)
 int sandbox_supervisor_fd(const SandboxSupervisor *sup);
 
 /* Handles what is ready on sandbox_supervisor_fd(). Returns 0, or a
- * negative errno when the runner could not be supervised (its listener
- * could not be taken: it then exits without running the target). */
+ * negative errno when the runner's message was not its listener. */
 int sandbox_supervisor_dispatch(SandboxSupervisor *sup, SandboxEventFn fn, void *userdata);
 
 /* NULL is a no-op. */

@@ -429,7 +429,8 @@ Test(escape, log_mode_reports_the_attempt_and_lets_it_run)
         cr_expect(strstr(r.err, "/created\")"), "the path is reported:\n%s", r.err);
         cr_expect_eq(strstr(strstr(r.err, "used openat(") + 1, "used openat("), NULL,
                      "reported once:\n%s", r.err);
-        cr_expect(strstr(r.err, "{\"allow\":[\"openat\""), "a policy is suggested:\n%s", r.err);
+        cr_expect(strstr(r.err, "{\"allow\":[{\"syscall\":\"openat\",\"under\":\""),
+                  "a policy is suggested:\n%s", r.err);
         snprintf(path, sizeof(path), "%s/stats.json", w.out);
         stats = (char *)sf_read(path, &len);
         cr_expect(stats && strstr(stats, "\"sandbox_log\""), "stats.json: %s", stats);

@@ -104,6 +104,9 @@ Test(policyfile, conditions_it_cannot_express)
         EXPECT_ERROR("{\"allow\": [{\"syscall\": \"openat\", \"under\": \"/tmp\", \"args\": "
                      "[{\"arg\": 2, \"op\": \"==\", \"value\": 0}]}]}",
                      "cannot be combined");
+        /* /proc depends on who opens it: the worker would open its own. */
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"openat\", \"under\": \"/proc/self\"}]}",
+                     "/proc cannot be expressed");
         /* An unconditional open would make the directory meaningless. */
         EXPECT_ERROR("{\"allow\": [{\"syscall\": \"openat\", \"under\": \"/tmp\"}, \"openat\"]}",
                      "allow[1]", "meaningless");

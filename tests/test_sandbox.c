@@ -460,6 +460,21 @@ Test(sandbox, sending_on_an_inherited_socket_traps, .signal = SIGSYS)
         _exit(EXIT_NOT_BLOCKED);
 }
 
+/* sendmsg is allowed on the supervisor's socket only (patched in at
+ * apply); without a supervisor, on none. */
+Test(sandbox, sendmsg_on_an_inherited_socket_traps, .signal = SIGSYS)
+{
+        char byte = 'x';
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+        int sv[2];
+
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
+        apply_strict();
+        sendmsg(sv[0], &msg, 0);
+        _exit(EXIT_NOT_BLOCKED);
+}
+
 /* ---- escape ---- */
 
 Test(sandbox, ptrace_traps, .signal = SIGSYS)

@@ -5,6 +5,7 @@
  * policy directory lets read-only opens below it through, opened by the
  * supervisor, and refuses everything else with SIGSYS.
  */
+#include "sandbox/internal.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/supervisor.h"
 
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -390,6 +392,52 @@ Test(supervisor, a_refused_open_names_openat_to_the_handler)
         sigaction(SIGSYS, &old, NULL);
         cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 102,
                   "the handler should see openat; status %#x", status);
+        cJSON_Delete(e.list);
+        sandbox_free(s);
+}
+
+/* ---- sanitizers ---- */
+
+#define MARK_ADDR 0x5e0000000000UL
+
+/* A mapping only the runner has, then its own maps, which must show it. */
+static void read_own_maps(void *arg)
+{
+        static char buf[1 << 16];
+        char want[64];
+        size_t len = 0;
+        ssize_t n;
+        int fd;
+
+        (void)arg;
+        if (mmap((void *)MARK_ADDR, 7 * 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                 -1, 0) == MAP_FAILED)
+                _exit(EXIT_FAILED);
+        fd = (int)syscall(SYS_open, "/proc/self/maps", O_RDONLY); /* as ASan does */
+        if (fd < 0)
+                _exit(EXIT_FAILED);
+        while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+                len += (size_t)n;
+        buf[len] = '\0';
+        snprintf(want, sizeof(want), "%lx-%lx", MARK_ADDR, MARK_ADDR + 7 * 4096);
+        if (!strstr(buf, want))
+                _exit(EXIT_FAILED);
+}
+
+/* A sanitizer's report reads /proc/self/maps: the worker opens the
+ * runner's for it (and nothing else of /proc). */
+Test(supervisor, a_sanitizer_reads_the_runners_own_maps)
+{
+        Events e = {.list = cJSON_CreateArray()};
+        Sandbox *s = new_sandbox(SANDBOX_STRICT, NULL);
+        int status;
+
+        s->policy.sanitizer = true; /* as sandbox_prepare() does when it finds one */
+        cr_assert_eq(sandbox_compile_programs(s), 0);
+        status = supervise(s, read_own_maps, NULL, &e);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "status %#x", status);
+        status = supervise(s, open_secret, "/proc/self/environ", &e);
+        cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS, "status %#x", status);
         cJSON_Delete(e.list);
         sandbox_free(s);
 }
