@@ -58,7 +58,7 @@ bool classify_frame_is_runtime(const cJSON *frame)
                has_prefix(module, "ld-linux") || has_prefix(module, "libgcc_s") ||
                has_prefix(module, "libclang_rt.") || has_prefix(module, "libasan") ||
                has_prefix(module, "libubsan") || has_prefix(module, "libstdc++") ||
-               has_prefix(module, "linux-vdso");
+               has_prefix(module, "linux-vdso") || has_prefix(module, "libsnapfuzz-malloc");
 }
 
 /* Appends "|part" to a signature. */
