@@ -476,19 +476,22 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                                 kill(pid, SIGKILL);
                         continue;
                 }
-                uint64_t count = __atomic_load_n(&h->count, __ATOMIC_RELAXED);
-                if (count != last_count) {
-                        last_count = count;
-                        last_progress = now;
-                } else if (h->runner_state == RECORD_RUNNER_RUNNING &&
-                           now - last_progress >= (int64_t)w->cfg.timeout_ms) {
-                        kill_reason = KILL_TIMEOUT;
-                }
-                if (kill_reason == KILL_NONE && w->cfg.rss_limit_mb && now >= next_rss) {
+                /* Memory first: a runner over the RSS limit is out of memory
+                 * however long it took to get there (on a loaded machine the
+                 * worker may wake after the timeout has passed too). */
+                if (w->cfg.rss_limit_mb && now >= next_rss) {
                         next_rss = now + WORKER_RSS_EVERY_MS;
                         long rss = worker_rss_mb(pid);
                         if (rss > (long)w->cfg.rss_limit_mb)
                                 kill_reason = KILL_OOM;
+                }
+                uint64_t count = __atomic_load_n(&h->count, __ATOMIC_RELAXED);
+                if (count != last_count) {
+                        last_count = count;
+                        last_progress = now;
+                } else if (kill_reason == KILL_NONE && h->runner_state == RECORD_RUNNER_RUNNING &&
+                           now - last_progress >= (int64_t)w->cfg.timeout_ms) {
+                        kill_reason = KILL_TIMEOUT;
                 }
                 if (kill_reason != KILL_NONE) {
                         kill(pid, RUNNER_SIGNAL_DUMP);
