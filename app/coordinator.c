@@ -31,6 +31,7 @@
 
 #include "core/clock.h"
 #include "app/coordinator.h"
+#include "app/dicts.h"
 #include "app/sandboxlog.h"
 #include "core/corpus.h"
 #include "core/coverage.h"
@@ -77,6 +78,7 @@ typedef struct Coordinator {
         Slot *slots;
         unsigned n_slots;
         Corpus *corpus;
+        RunDicts *dicts;
         int cov_fd;
         CoverageShared *cov;
 
@@ -92,6 +94,7 @@ typedef struct Coordinator {
         SfPrng rng;
         CorpusSeed *seeds;
         size_t n_seeds, next_seed, n_resumed;
+        uint8_t *seed_pack; /* the seed list of a warm-up batch (max_len bytes) */
 
         uint64_t execs, dispatched, batch_ids;
         int64_t start_ms, last_status_ms;
@@ -131,6 +134,8 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "features", c->cov ? (double)c->cov->features : 0);
         cJSON_AddNumberToObject(j, "counters", c->cov ? (double)c->cov->counters : 0);
         cJSON_AddNumberToObject(j, "corpus", c->corpus ? (double)corpus_size(c->corpus) : 0);
+        cJSON_AddNumberToObject(j, "autodict", c->dicts ? (double)dicts_auto_count(c->dicts) : 0);
+        cJSON_AddNumberToObject(j, "runner_deaths", (double)c->deaths);
         cJSON_AddNumberToObject(j, "crashes", (double)c->stored);
         cJSON_AddNumberToObject(j, "unique_crashes", (double)c->unique);
         cJSON_AddNumberToObject(j, "inputs_lost", (double)c->lost);
@@ -144,6 +149,15 @@ static int write_stats(Coordinator *c, const char *status)
         int r = fs_write_atomic(c->outdir_fd, "stats.json", s, strlen(s));
         cJSON_free(s);
         return r;
+}
+
+/* The automatic dictionary is saved with the status line and at the end;
+ * losing a few seconds of it to a kill costs little. */
+static void save_autodict(Coordinator *c)
+{
+        int r = dicts_save_auto(c->dicts);
+        if (r < 0)
+                log_warn("cannot write %s/" DICTS_AUTO_FILE ": %s", c->cfg->out_dir, strerror(-r));
 }
 
 static void print_status(Coordinator *c, const char *prefix)
@@ -198,7 +212,9 @@ static int helper_start(Coordinator *c)
                     .max_len = c->layout.max_len,
                     .timeout_ms = c->cfg->timeout_ms,
                     .rss_limit_mb = c->cfg->rss_limit_mb,
+                    .malloc_limit_mb = c->cfg->malloc_limit_mb,
                     .sandbox = c->cfg->sandbox,
+                    .minimize_ms = c->cfg->minimize_ms,
                     .sandbox_policy = c->cfg->sandbox_policy,
                 };
                 int r = recovery_main(&rc, cmd[0], evt[1], c->job_region);
@@ -267,6 +283,9 @@ static void helper_event(Coordinator *c, cJSON *m)
                 c->lost++;
                 log_warn("a runner died but its input could not be rebuilt: %s",
                          msg_str(m, "why", "?"));
+                /* A crash happened all the same: a CI run must not pass. */
+                if (!c->cfg->keep_going && !msg_bool(m, "no_input", 0))
+                        c->stopping = true;
         }
 }
 
@@ -293,6 +312,8 @@ static void take_finds(Coordinator *c, Slot *s)
                         c->stopping = true;
                 }
         }
+        if (used)
+                (void)dicts_take_tokens(c->dicts, region, &c->layout);
 }
 
 static void queue_death(Coordinator *c, Slot *s, cJSON *died)
@@ -414,12 +435,36 @@ static void dispatch_one(Coordinator *c, Slot *s)
         static const uint8_t empty[1];
 
         b.seed = prng_next64(&c->rng);
-        if (c->next_seed < c->n_seeds) {
+        if (c->next_seed < c->n_seeds && c->seeds[c->next_seed].len + 4 > c->layout.max_len) {
+                /* A seed as long as the record's base runs alone. */
                 CorpusSeed *sd = &c->seeds[c->next_seed++];
                 b.mode = RECORD_MODE_EXEC;
                 b.iters = 1;
-                b.base = sd->data;
+                b.base = sd->data ? sd->data : empty;
                 b.base_len = sd->len;
+                s->seed_batch = true;
+        } else if (c->next_seed < c->n_seeds) {
+                /* The warm-up pass: as many seeds as the base holds, one per
+                 * iteration of a single runner. */
+                size_t used = 0;
+                b.mode = RECORD_MODE_SEEDS;
+                b.iters = 0;
+                while (c->next_seed < c->n_seeds &&
+                       used + 4 + c->seeds[c->next_seed].len <= c->layout.max_len) {
+                        CorpusSeed *sd = &c->seeds[c->next_seed++];
+                        uint32_t n = (uint32_t)sd->len;
+                        uint8_t *p = c->seed_pack + used;
+                        p[0] = (uint8_t)n;
+                        p[1] = (uint8_t)(n >> 8);
+                        p[2] = (uint8_t)(n >> 16);
+                        p[3] = (uint8_t)(n >> 24);
+                        if (n)
+                                memcpy(p + 4, sd->data, n);
+                        used += 4 + n;
+                        b.iters++;
+                }
+                b.base = c->seed_pack;
+                b.base_len = used;
                 s->seed_batch = true;
         } else {
                 size_t n = corpus_size(c->corpus);
@@ -431,6 +476,7 @@ static void dispatch_one(Coordinator *c, Slot *s)
                         size_t p = prng_below(&c->rng, (uint32_t)n);
                         b.partner = corpus_get(c->corpus, p, &b.partner_len);
                 }
+                b.table = dicts_table(c->dicts, &b.table_len);
                 double want = s->rate > 0 ? s->rate * COORD_BATCH_MS : 256;
                 if (want < COORD_MIN_ITERS)
                         want = COORD_MIN_ITERS;
@@ -674,9 +720,11 @@ static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
             .max_len = c->cfg->max_len,
             .timeout_ms = c->cfg->timeout_ms,
             .rss_limit_mb = c->cfg->rss_limit_mb,
+            .malloc_limit_mb = c->cfg->malloc_limit_mb,
             .sandbox = c->cfg->sandbox,
             .sandbox_policy = c->cfg->sandbox_policy,
             .cov_fd = c->cov_fd,
+            .value_profile = c->cfg->value_profile,
         };
         int r = wproc_spawn(&s->w, &wc, err, errlen);
         if (r < 0)
@@ -749,9 +797,15 @@ int coordinator_run(RunConfig *cfg)
         }
         prng_seed(&c.rng, cfg->seed, 0x636f6f7264ULL);
 
+        /* A malformed dictionary is a usage error: refused before the
+         * output directory is touched. */
+        r = dicts_new(&c.dicts, cfg->dict_path);
+        if (r)
+                return r;
         r = prepare_outdir(&c);
         if (r)
                 return r;
+        dicts_load_auto(c.dicts, c.outdir_fd, cfg->out_dir);
         r = load_seeds(&c);
         if (r)
                 return r;
@@ -760,6 +814,9 @@ int coordinator_run(RunConfig *cfg)
                 log_error("--max-len %zu is out of range", cfg->max_len);
                 return SF_EXIT_USAGE;
         }
+        c.seed_pack = malloc(c.layout.max_len);
+        if (!c.seed_pack)
+                return SF_EXIT_INTERNAL;
         char corpus_dir[4096];
         snprintf(corpus_dir, sizeof(corpus_dir), "%s/corpus", cfg->out_dir);
         r = corpus_new(&c.corpus, corpus_dir);
@@ -799,6 +856,14 @@ int coordinator_run(RunConfig *cfg)
                  cfg->sandbox, cfg->sandbox_policy ? " with a policy file" : "");
         log_info("%zu seed inputs (%zu resumed from %s/corpus), max input length %zu", c.n_seeds,
                  c.n_resumed, cfg->out_dir, cfg->max_len);
+        if (cfg->dict_path || dicts_auto_count(c.dicts))
+                log_info("dictionary: %zu tokens from %s, %zu from %s/" DICTS_AUTO_FILE,
+                         dicts_user_count(c.dicts), cfg->dict_path ? cfg->dict_path : "--dict",
+                         dicts_auto_count(c.dicts), cfg->out_dir);
+        cJSON *prepare = msg_new("prepare");
+        if (prepare)
+                (void)msg_send(c.helper_cmd, prepare);
+        cJSON_Delete(prepare);
         c.last_status_ms = clock_now_ms();
         fcntl(c.helper_evt, F_SETFL, O_NONBLOCK);
 
@@ -818,9 +883,11 @@ int coordinator_run(RunConfig *cfg)
                         c.last_status_ms = now;
                         print_status(&c, "");
                         (void)write_stats(&c, "running");
+                        save_autodict(&c);
                 }
         }
         shutdown_all(&c);
+        save_autodict(&c);
         print_status(&c, "done ");
         sandboxlog_summary(c.sandbox_log);
         (void)write_stats(&c, c.interrupted ? "interrupted" : "done");
@@ -828,15 +895,20 @@ int coordinator_run(RunConfig *cfg)
                 log_info("%" PRIu64 " crash%s stored (%" PRIu64 " new); replay one with: "
                          "snapfuzz reproduce ID --out %s",
                          c.stored, c.stored == 1 ? "" : "es", c.unique, cfg->out_dir);
-        else
+        if (c.lost)
+                log_warn("%" PRIu64 " crash%s could not be rebuilt (see the warnings above)",
+                         c.lost, c.lost == 1 ? "" : "es");
+        if (!c.stored && !c.lost)
                 log_info("no crash found");
 
         corpus_free(c.corpus);
+        dicts_free(c.dicts);
         corpus_seeds_free(c.seeds, c.n_seeds);
+        free(c.seed_pack);
         free(c.slots);
         coverage_shared_unmap(c.cov);
         sandboxlog_free(c.sandbox_log);
-        if (c.stored)
+        if (c.stored || c.lost)
                 return SF_EXIT_CRASH;
         return c.internal_error ? SF_EXIT_INTERNAL : SF_EXIT_OK;
 }

@@ -21,7 +21,8 @@ typedef struct RunConfig {
         uint64_t max_total_time_s; /* 0: no limit */
         uint64_t runs;             /* 0: no limit */
         unsigned timeout_ms;
-        unsigned rss_limit_mb; /* 0: no limit */
+        unsigned rss_limit_mb;    /* 0: no limit */
+        unsigned malloc_limit_mb; /* 0: no limit */
         uint64_t seed;
         bool seed_set;
         size_t max_len; /* 0: derive from the seeds */
@@ -29,6 +30,9 @@ typedef struct RunConfig {
         const char *sandbox;
         const char *sandbox_policy; /* --sandbox-policy, as JSON (sandbox_policy_load), or NULL */
         unsigned status_every_s;
+        const char *dict_path; /* --dict; NULL: none */
+        bool value_profile;    /* --use-value-profile */
+        unsigned minimize_ms;  /* automatic minimization budget per new crash; 0: off */
 } RunConfig;
 
 /* Runs the fuzzer. Returns an SF_EXIT_* code; prints its own diagnostics. */

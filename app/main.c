@@ -1,5 +1,6 @@
 /*
- * The command line: `snapfuzz run`, `snapfuzz reproduce`, and the internal
+ * The command line: `snapfuzz run`, `snapfuzz reproduce`, `snapfuzz
+ * minimize`, `snapfuzz crashes`, and the internal
  * `snapfuzz __worker` that the coordinator starts. main() is the only place
  * that turns outcomes into exit codes (include/snapfuzz/exitcode.h).
  */
@@ -15,6 +16,8 @@
 #include <unistd.h>
 
 #include "app/coordinator.h"
+#include "app/crashes_cmd.h"
+#include "app/minimize_cmd.h"
 #include "app/reproduce.h"
 #include "app/worker.h"
 #include "core/elfcheck.h"
@@ -34,6 +37,9 @@ static void usage(FILE *f)
         fprintf(f,
                 "usage: snapfuzz run TARGET.so [CORPUS_DIR...] [options]\n"
                 "       snapfuzz reproduce CRASH_ID [--out DIR] [--target PATH] [--timeout S]\n"
+                "       snapfuzz minimize CRASH_ID [--out DIR] [--max-time S] [--max-trials N]\n"
+                "                [--target PATH] [--timeout S]\n"
+                "       snapfuzz crashes [--out DIR]\n"
                 "       snapfuzz --help | --version\n"
                 "\n"
                 "run: fuzz TARGET.so, a libFuzzer-style harness (exports LLVMFuzzerTestOneInput),\n"
@@ -47,6 +53,8 @@ static void usage(FILE *f)
                 "                        (default 1; fractions allowed)\n"
                 "  --rss-limit-mb MB     a runner over MB resident is out of memory (default\n"
                 "                        2048; 0 disables)\n"
+                "  --malloc-limit-mb MB  one allocation over MB is out of memory (default: the\n"
+                "                        RSS limit; 0 disables)\n"
                 "  --seed N              seed of the run's PRNG (default: from the clock)\n"
                 "  --max-len BYTES       longest input (default: max(4096, largest seed))\n"
                 "  --keep-going          go on after a crash (default: stop at the first)\n"
@@ -56,11 +64,20 @@ static void usage(FILE *f)
                 "  --sandbox-policy FILE JSON rules that add syscalls to the allowlist (see\n"
                 "                        README, \"The sandbox\")\n"
                 "  --status-every S      status line period in seconds (default 3)\n"
+                "  --dict FILE           dictionary of tokens (libFuzzer/AFL format); tokens\n"
+                "                        learned from comparisons go to OUT/autodict\n"
+                "  --use-value-profile   count how close comparisons come as coverage\n"
+                "  --minimize-time S     minimize each new crash for up to S seconds, in the\n"
+                "                        recovery helper (default 1; 0 or --no-minimize: off)\n"
                 "\n"
                 "reproduce: run a stored crash again under the same sandbox and limits.\n"
+                "minimize: shrink a stored crash's input while it crashes the same way; writes\n"
+                "  crashes/<id>/minimized (default budget --max-time 30; 0: no limit).\n"
+                "crashes: list the crashes stored in an output directory.\n"
                 "\n"
-                "exit status: 0 nothing found (reproduce: no longer crashes), 1 crash found\n"
-                "(reproduce: still crashes), 2 bad usage or input, 3 internal error.\n");
+                "exit status: 0 nothing found (reproduce: no longer crashes; minimize: done),\n"
+                "1 crash found (reproduce: still crashes; minimize: no longer crashes the same\n"
+                "way), 2 bad usage or input, 3 internal error.\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *ret)
@@ -127,12 +144,17 @@ static int cmd_run(int argc, char **argv)
                 OPT_RUNS,
                 OPT_TIMEOUT,
                 OPT_RSS,
+                OPT_MALLOC,
                 OPT_SEED,
                 OPT_MAXLEN,
                 OPT_KEEP,
                 OPT_SANDBOX,
                 OPT_SANDBOX_POLICY,
                 OPT_STATUS,
+                OPT_DICT,
+                OPT_VALUE_PROFILE,
+                OPT_MINIMIZE_TIME,
+                OPT_NO_MINIMIZE,
                 OPT_HELP,
         };
         static const struct option opts[] = {
@@ -142,12 +164,17 @@ static int cmd_run(int argc, char **argv)
             {"runs", required_argument, NULL, OPT_RUNS},
             {"timeout", required_argument, NULL, OPT_TIMEOUT},
             {"rss-limit-mb", required_argument, NULL, OPT_RSS},
+            {"malloc-limit-mb", required_argument, NULL, OPT_MALLOC},
             {"seed", required_argument, NULL, OPT_SEED},
             {"max-len", required_argument, NULL, OPT_MAXLEN},
             {"keep-going", no_argument, NULL, OPT_KEEP},
             {"sandbox", required_argument, NULL, OPT_SANDBOX},
             {"sandbox-policy", required_argument, NULL, OPT_SANDBOX_POLICY},
             {"status-every", required_argument, NULL, OPT_STATUS},
+            {"dict", required_argument, NULL, OPT_DICT},
+            {"use-value-profile", no_argument, NULL, OPT_VALUE_PROFILE},
+            {"minimize-time", required_argument, NULL, OPT_MINIMIZE_TIME},
+            {"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
             {"help", no_argument, NULL, OPT_HELP},
             {0},
         };
@@ -157,9 +184,11 @@ static int cmd_run(int argc, char **argv)
             .rss_limit_mb = 2048,
             .sandbox = "strict",
             .status_every_s = 3,
+            .minimize_ms = 1000,
         };
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         cfg.workers = cores > 0 ? (unsigned)cores : 1;
+        bool malloc_limit_set = false;
         const char *policy_path = NULL;
         uint64_t v;
         double d;
@@ -201,6 +230,12 @@ static int cmd_run(int argc, char **argv)
                                 return SF_EXIT_USAGE;
                         cfg.rss_limit_mb = (unsigned)v;
                         break;
+                case OPT_MALLOC:
+                        if (parse_u64("--malloc-limit-mb", optarg, 0, 1u << 30, &v) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.malloc_limit_mb = (unsigned)v;
+                        malloc_limit_set = true;
+                        break;
                 case OPT_SEED:
                         if (parse_u64("--seed", optarg, 0, UINT64_MAX, &v) < 0)
                                 return SF_EXIT_USAGE;
@@ -233,6 +268,24 @@ static int cmd_run(int argc, char **argv)
                                 return SF_EXIT_USAGE;
                         cfg.status_every_s = (unsigned)v;
                         break;
+                case OPT_DICT:
+                        if (!*optarg) {
+                                log_error("--dict needs a file");
+                                return SF_EXIT_USAGE;
+                        }
+                        cfg.dict_path = optarg;
+                        break;
+                case OPT_VALUE_PROFILE:
+                        cfg.value_profile = true;
+                        break;
+                case OPT_MINIMIZE_TIME:
+                        if (parse_seconds("--minimize-time", optarg, 0, 3600, &d) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.minimize_ms = (unsigned)(d * 1000);
+                        break;
+                case OPT_NO_MINIMIZE:
+                        cfg.minimize_ms = 0;
+                        break;
                 case OPT_HELP:
                         usage(stdout);
                         return SF_EXIT_OK;
@@ -247,6 +300,9 @@ static int cmd_run(int argc, char **argv)
                 log_error("run needs a target: snapfuzz run TARGET.so [CORPUS_DIR...]");
                 return SF_EXIT_USAGE;
         }
+        /* As libFuzzer: one allocation may not exceed the RSS limit. */
+        if (!malloc_limit_set)
+                cfg.malloc_limit_mb = cfg.rss_limit_mb;
         cfg.target = operands[0];
         cfg.corpus_dirs = operands + 1;
         cfg.n_corpus_dirs = n_operands - 1;
@@ -360,6 +416,10 @@ int main(int argc, char **argv)
                 return cmd_run(argc - 1, argv + 1);
         if (strcmp(argv[1], "reproduce") == 0)
                 return cmd_reproduce(argc - 1, argv + 1);
+        if (strcmp(argv[1], "minimize") == 0)
+                return minimize_cmd(argc - 1, argv + 1);
+        if (strcmp(argv[1], "crashes") == 0)
+                return crashes_cmd(argc - 1, argv + 1);
         log_error("unknown command '%s'; see snapfuzz --help", argv[1]);
         return SF_EXIT_USAGE;
 }

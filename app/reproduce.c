@@ -4,6 +4,7 @@
  * stored bytes again, never from the stored report.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +13,13 @@
 
 #include "app/reproduce.h"
 #include "core/crashstore.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 #include "core/msg.h"
 #include "core/wproc.h"
 #include "recovery/classify.h"
+#include "recovery/replay.h"
+#include "recovery/symbolize.h"
 #include "snapfuzz/exitcode.h"
 
 #include "snapfuzz/banned.h"
@@ -42,21 +46,55 @@ static void print_hexdump(const uint8_t *data, size_t len, size_t limit)
                 printf("  ... %zu more bytes\n", len - n);
 }
 
-static void print_stack(const cJSON *death)
+static void print_stack(cJSON *death)
 {
-        const cJSON *frames = death ? cJSON_GetObjectItemCaseSensitive(death, "frames") : NULL;
+        cJSON *frames = death ? cJSON_GetObjectItemCaseSensitive(death, "frames") : NULL;
         const cJSON *f;
         int i = 0;
+        symbolize_frames(frames, false);
         cJSON_ArrayForEach(f, frames)
         {
-                const char *sym = msg_str(f, "symbol", NULL);
-                printf("  #%-2d %s in %s%s%s (%s+%s)%s\n", i++, msg_str(f, "pc", "?"),
-                       sym ? sym : "??", sym ? "+" : "", sym ? msg_str(f, "symoff", "?") : "",
+                const char *fn = msg_str(f, "function", msg_str(f, "symbol", "??"));
+                const char *file = msg_str(f, "file", NULL);
+                char where[1200] = "";
+                if (file)
+                        snprintf(where, sizeof(where), " %s:%d", file, (int)msg_int(f, "line", 0));
+                printf("  #%-2d %s in %s%s (%s+%s)%s\n", i++, msg_str(f, "pc", "?"), fn, where,
                        msg_str(f, "module", "?"), msg_str(f, "offset", "?"),
                        classify_frame_is_runtime(f) ? "  [runtime]" : "");
         }
         if (i == 0)
                 printf("  (no stack: the runner had no chance to unwind)\n");
+}
+
+/* A state-dependent crash is replayed from its stored record: the same
+ * batch, running iterations first..last in one runner. Returns 0 and the
+ * record in *ret_region (layout in *ret_layout), or an SF_EXIT_* code. */
+static int load_history(const ReproduceConfig *cfg, const cJSON *st, uint8_t **ret_region,
+                        RecordLayout *ret_layout)
+{
+        char path[4096];
+        uint8_t *rec;
+        size_t len;
+        snprintf(path, sizeof(path), "%s/crashes/%s/record", cfg->out_dir, cfg->id);
+        int r = fs_read_file(AT_FDCWD, path, RECORD_MAX_LEN_LIMIT * 3u, &rec, &len);
+        if (r < 0) {
+                log_error("the crash is state-dependent but %s cannot be read (%s); the crash "
+                          "record is incomplete",
+                          path, strerror(-r));
+                return SF_EXIT_USAGE;
+        }
+        const RecordHeader *h = (const RecordHeader *)rec;
+        uint64_t last = (uint64_t)msg_int(st, "last", 0);
+        if (len < sizeof(RecordHeader) || record_layout(h->max_len, ret_layout) < 0 ||
+            len != ret_layout->record_size || record_validate(rec, ret_layout) != RECORD_OK ||
+            last == 0 || last > h->iters) {
+                log_error("%s is not a valid replay record; the crash record is corrupt", path);
+                free(rec);
+                return SF_EXIT_USAGE;
+        }
+        *ret_region = rec;
+        return 0;
 }
 
 int reproduce_run(const ReproduceConfig *cfg)
@@ -67,6 +105,7 @@ int reproduce_run(const ReproduceConfig *cfg)
         size_t len = 0;
         char err[1024];
         Wproc *w = NULL;
+        uint8_t *history = NULL;
         int code;
 
         int r = crashstore_load(cfg->out_dir, cfg->id, &report, &input, &len, err, sizeof(err));
@@ -85,6 +124,14 @@ int reproduce_run(const ReproduceConfig *cfg)
         }
         const cJSON *limits = cJSON_GetObjectItemCaseSensitive(report, "limits");
         int64_t max_len = msg_int(limits, "max_len", 0);
+        const cJSON *state = cJSON_GetObjectItemCaseSensitive(report, "state_dependent");
+        RecordLayout hl;
+        if (state) {
+                code = load_history(cfg, state, &history, &hl);
+                if (code)
+                        goto out;
+                max_len = (int64_t)hl.max_len;
+        }
         /* The policy in force when the crash was found travels in
          * crash.json, so the policy file need not exist any more. */
         const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(report, "sandbox");
@@ -102,6 +149,7 @@ int reproduce_run(const ReproduceConfig *cfg)
             .timeout_ms =
                 cfg->timeout_ms ? cfg->timeout_ms : (unsigned)msg_int(limits, "timeout_ms", 1000),
             .rss_limit_mb = (unsigned)msg_int(limits, "rss_limit_mb", 2048),
+            .malloc_limit_mb = (unsigned)msg_int(limits, "malloc_limit_mb", 0),
             .sandbox = msg_str(limits, "sandbox", "strict"),
             .sandbox_policy = policy,
             .cov_fd = -1,
@@ -113,7 +161,19 @@ int reproduce_run(const ReproduceConfig *cfg)
                                                                      : SF_EXIT_INTERNAL;
                 goto out;
         }
-        r = wproc_exec(w, input, len, &result);
+        if (history) {
+                WprocBatch b;
+                uint64_t first = (uint64_t)msg_int(state, "first", 1);
+                uint64_t last = (uint64_t)msg_int(state, "last", 1);
+                printf("state-dependent: replaying %llu inputs (iterations %llu..%llu of the "
+                       "batch) in one runner\n",
+                       (unsigned long long)(last - first + 1), (unsigned long long)first,
+                       (unsigned long long)last);
+                replay_history_batch(history, &hl, first, last, &b);
+                r = wproc_run_batch(w, &b, &result);
+        } else {
+                r = wproc_exec(w, input, len, &result);
+        }
         if (r < 0) {
                 log_error("the worker failed while running the input: %s", strerror(-r));
                 code = SF_EXIT_INTERNAL;
@@ -125,6 +185,9 @@ int reproduce_run(const ReproduceConfig *cfg)
         printf("  stored   kind %s, signature %s\n", msg_str(report, "kind", "?"),
                msg_str(report, "signature", "?"));
         printf("  input    %zu bytes (%s/crashes/%s/input)\n", len, cfg->out_dir, cfg->id);
+        if (msg_int(report, "minimized_len", -1) >= 0)
+                printf("  minimized %lld bytes (%s/crashes/%s/minimized)\n",
+                       (long long)msg_int(report, "minimized_len", 0), cfg->out_dir, cfg->id);
         printf("  sandbox  %s%s\n", wc.sandbox,
                policy ? ", with the policy stored in crash.json" : "");
         print_hexdump(input, len, 256);
@@ -153,6 +216,7 @@ int reproduce_run(const ReproduceConfig *cfg)
                 code = SF_EXIT_OK;
         }
 out:
+        free(history);
         wproc_free(w);
         cJSON_Delete(result);
         cJSON_Delete(report);

@@ -2,7 +2,9 @@
  * The in-process loop. Replay invariant (include/snapfuzz/record.h): at
  * every instant, record->count names the input the target is running or
  * has just run, and the PRNG slot of its chain is complete, because
- *   1. the chain's slot is written before any of its mutations,
+ *   1. the chain's slot, and the comparison table it names (frozen from
+ *      the live table the target's comparisons fill, core/cmplog.h), are
+ *      written before any of its mutations,
  *   2. the input is mutated in a private buffer, then copied to the buffer
  *      the target sees, and only then is count incremented, and
  *   3. the target is called with the copy, so a target that writes into its
@@ -18,6 +20,7 @@
  * the true cause of death in the wait status.
  */
 #include <errno.h>
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -30,6 +33,7 @@
 #include <unistd.h>
 
 #include "app/runner.h"
+#include "core/cmplog.h"
 #include "snapfuzz/mutator.h"
 
 #include "snapfuzz/banned.h"
@@ -136,8 +140,12 @@ static int runner_install_handlers(void)
         return sigprocmask(SIG_UNBLOCK, &unblock, NULL) < 0 ? -errno : 0;
 }
 
+/* libsnapfuzz-malloc.so's switch, when it is loaded (app/malloc_limit.c). */
+static volatile int *runner_malloc_armed;
+
 void runner_prepare(void)
 {
+        runner_malloc_armed = dlsym(RTLD_DEFAULT, "snapfuzz_malloc_armed");
         /* backtrace() loads libgcc_s on first use; do it here, before any
          * sandbox, and never in a signal handler. */
         void *frames[4];
@@ -210,8 +218,9 @@ void runner_main(const RunnerArgs *a)
 
         /* The batch's inputs and table are read-only for the target: a
          * wild write into them faults here instead of silently changing
-         * what recovery would replay. */
-        if (mprotect((uint8_t *)region + l->base_off, l->record_size - l->base_off, PROT_READ) < 0)
+         * what recovery would replay. (The comparison tables after them
+         * are the runner's to write; their checksums catch scribbles.) */
+        if (mprotect((uint8_t *)region + l->base_off, l->cmp_off - l->base_off, PROT_READ) < 0)
                 _exit(RUNNER_EXIT_SETUP);
 
         const uint8_t *base = record_base(region, l);
@@ -220,13 +229,22 @@ void runner_main(const RunnerArgs *a)
         const uint64_t iters = h->iters;
         const uint64_t chain_len = h->chain_len;
         const int fuzz = h->mode == RECORD_MODE_FUZZ;
+        const int seeds = h->mode == RECORD_MODE_SEEDS;
+        size_t seed_cursor = 0;
+        uint64_t seed_k = 1;
+        const uint64_t first = h->first_exec > 1 ? h->first_exec : 1;
+        const int collect = !(h->batch_flags & RECORD_BATCH_REPLAY);
 
         static MutatorDict dict;
+        static MutatorTrace trace;
         MutatorCtx ctx = {
             .partner = record_partner(region, l),
             .partner_len = h->partner_len,
             .dict = NULL,
+            .trace = &trace,
         };
+        CmpFreezer freezer;
+        cmplog_freezer_init(&freezer, region, l);
         if (h->table_len && mutator_dict_parse(&dict, record_table(region, l), h->table_len))
                 ctx.dict = &dict;
 
@@ -236,31 +254,57 @@ void runner_main(const RunnerArgs *a)
         /* Whatever the target's initialization touched is not coverage of
          * any input. */
         coverage_clear();
+        cmplog_clear();
 
         if (sandbox_apply(a->sandbox) < 0)
                 _exit(RUNNER_EXIT_SETUP);
         h->runner_state = RECORD_RUNNER_RUNNING;
+        /* From here on, allocations are the target's: hold them to
+         * --malloc-limit-mb. */
+        if (runner_malloc_armed)
+                *runner_malloc_armed = 1;
 
         size_t len = base_len;
         memcpy(work, base, base_len);
         uint64_t added = 0;
 
+        int record_cmps = 0;
+
         for (uint64_t k = 1; k <= iters; k++) {
                 if (fuzz) {
                         uint64_t idx = k - 1;
                         if (idx % chain_len == 0) {
-                                record_chain_begin(h, &rng, idx / chain_len);
+                                uint64_t chain = idx / chain_len, cmp_gen;
+                                ctx.cmp =
+                                    cmplog_chain_begin(&freezer, &cmplog_live, chain, &cmp_gen);
+                                record_cmps = cmplog_chain_records(&freezer, chain);
+                                trace.n = 0;
+                                record_chain_begin(h, &rng, chain, cmp_gen);
                                 memcpy(work, base, base_len);
                                 len = base_len;
                         }
                         len = mutator_mutate(&ctx, &rng, work, len, max_len);
+                } else if (seeds) {
+                        const uint8_t *entry;
+                        uint32_t elen;
+                        if (record_seed_at(base, base_len, k, &seed_cursor, &seed_k, &entry,
+                                           &elen) < 0 ||
+                            elen > max_len)
+                                break; /* the list ended: the batch is done */
+                        memcpy(work, entry, elen);
+                        len = elen;
                 }
+                if (__builtin_expect(k < first, 0))
+                        continue; /* replaying history: only the mutations */
                 uint8_t *data = exec_end - len;
                 memcpy(data, work, len);
 
                 __atomic_store_n(&h->count, k, __ATOMIC_RELAXED);
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
+                cmplog_mode = cmplog_value_profile |
+                              (record_cmps && (k - 1) % chain_len == 0 ? CMPLOG_RECORD : 0);
                 int rc = a->test(data, len);
+                cmplog_mode = 0;
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
 
                 if (__builtin_expect(memcmp(data, work, len) != 0, 0)) {
@@ -272,10 +316,12 @@ void runner_main(const RunnerArgs *a)
                         continue;
                 }
                 size_t nf = coverage_scan(a->coverage);
-                if (__builtin_expect(nf != 0, 0)) {
+                if (__builtin_expect(nf != 0, 0) && collect) {
                         added += nf;
                         h->new_features = added;
                         runner_push_find(region, l, work, len, k);
+                        if (fuzz)
+                                cmplog_push_tokens(region, l, &trace);
                         if (record_finds(region, l)->used >= RECORD_FINDS_SLOTS) {
                                 h->runner_state = RECORD_RUNNER_FULL;
                                 _exit(RUNNER_EXIT_DONE);

@@ -4,10 +4,11 @@
  * SanitizerCoverage callbacks, the thread-local __sancov_lowest_stack, and
  * LLVMFuzzerMutate for custom mutators. Everything else in snapfuzz is
  * built with hidden visibility, so these are the only symbols a target can
- * bind to, and nothing of ours can interpose on a target's own names.
+ * bind to, and nothing of ours can interpose on a target's own names (but
+ * the memcmp family of app/cmphooks.c, on purpose).
  *
- * The comparison callbacks are accepted and ignored for now: a target
- * built with trace-cmp loads and runs, it just gets no comparison feedback.
+ * The comparison callbacks (trace-cmp, switch, div, gep) and the
+ * interposed memcmp family are in app/cmphooks.c.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -51,48 +52,6 @@ SF_EXPORT void __sanitizer_cov_trace_pc_indir(uintptr_t callee);
 SF_EXPORT void __sanitizer_cov_trace_pc_indir(uintptr_t callee)
 {
         (void)callee;
-}
-
-#define SF_CMP(name, type)                                                                         \
-        SF_EXPORT void name(type a, type b);                                                       \
-        SF_EXPORT void name(type a, type b)                                                        \
-        {                                                                                          \
-                (void)a;                                                                           \
-                (void)b;                                                                           \
-        }
-
-SF_CMP(__sanitizer_cov_trace_cmp1, uint8_t)
-SF_CMP(__sanitizer_cov_trace_cmp2, uint16_t)
-SF_CMP(__sanitizer_cov_trace_cmp4, uint32_t)
-SF_CMP(__sanitizer_cov_trace_cmp8, uint64_t)
-SF_CMP(__sanitizer_cov_trace_const_cmp1, uint8_t)
-SF_CMP(__sanitizer_cov_trace_const_cmp2, uint16_t)
-SF_CMP(__sanitizer_cov_trace_const_cmp4, uint32_t)
-SF_CMP(__sanitizer_cov_trace_const_cmp8, uint64_t)
-
-SF_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases);
-SF_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases)
-{
-        (void)val;
-        (void)cases;
-}
-
-SF_EXPORT void __sanitizer_cov_trace_div4(uint32_t val);
-SF_EXPORT void __sanitizer_cov_trace_div4(uint32_t val)
-{
-        (void)val;
-}
-
-SF_EXPORT void __sanitizer_cov_trace_div8(uint64_t val);
-SF_EXPORT void __sanitizer_cov_trace_div8(uint64_t val)
-{
-        (void)val;
-}
-
-SF_EXPORT void __sanitizer_cov_trace_gep(uintptr_t idx);
-SF_EXPORT void __sanitizer_cov_trace_gep(uintptr_t idx)
-{
-        (void)idx;
 }
 
 /* The PRNG and context of the mutation in progress, set by the runner

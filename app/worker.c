@@ -34,6 +34,7 @@
 #include "core/clock.h"
 #include "app/runner.h"
 #include "app/worker.h"
+#include "core/cmplog.h"
 #include "core/coverage.h"
 #include "core/msg.h"
 #include "core/wproc.h"
@@ -48,7 +49,9 @@
 #define WORKER_TICK_MS 20
 #define WORKER_RSS_EVERY_MS 100
 #define WORKER_DUMP_GRACE_MS 1000
-#define WORKER_OUTPUT_TAIL 4096
+#define WORKER_OUTPUT_TAIL 16384
+#define WORKER_OUTPUT_REPORT 4096 /* what the "output" field keeps */
+#define WORKER_REPORT_MAX 8192
 
 typedef struct Worker {
         WprocConfig cfg;
@@ -65,6 +68,7 @@ typedef struct Worker {
         /* The last bytes the runner wrote to stdout/stderr, for the report. */
         char out_tail[WORKER_OUTPUT_TAIL];
         size_t out_len;
+        int quiet; /* this batch's output is kept for the report only */
 } Worker;
 
 static void worker_send_error(Worker *w, const char *what, const char *message)
@@ -265,14 +269,12 @@ static int worker_drain_output(Worker *w, int fd)
                         continue;
                 if (n <= 0)
                         return n == 0 ? 0 : (errno == EAGAIN ? 1 : 0);
-                ssize_t wr = write(STDERR_FILENO, buf, (size_t)n);
-                (void)wr;
-                size_t k = (size_t)n;
-                if (k >= WORKER_OUTPUT_TAIL) {
-                        memcpy(w->out_tail, buf + k - WORKER_OUTPUT_TAIL, WORKER_OUTPUT_TAIL);
-                        w->out_len = WORKER_OUTPUT_TAIL;
-                        continue;
+                if (!w->quiet) {
+                        ssize_t wr = write(STDERR_FILENO, buf, (size_t)n);
+                        (void)wr;
                 }
+                size_t k = (size_t)n;
+                _Static_assert(sizeof(buf) <= WORKER_OUTPUT_TAIL, "a read fits the tail");
                 if (w->out_len + k > WORKER_OUTPUT_TAIL) {
                         size_t drop = w->out_len + k - WORKER_OUTPUT_TAIL;
                         memmove(w->out_tail, w->out_tail + drop, w->out_len - drop);
@@ -283,19 +285,57 @@ static int worker_drain_output(Worker *w, int fd)
         }
 }
 
-/* The output tail as a JSON-safe string: bytes outside printable ASCII
+/* Copies @len bytes as a JSON-safe string: bytes outside printable ASCII
  * (but newlines and tabs) become '?'. */
-static void worker_add_output(Worker *w, cJSON *m)
+static void worker_add_text(cJSON *m, const char *key, const char *src, size_t len)
 {
         char text[WORKER_OUTPUT_TAIL + 1];
-        if (!w->out_len)
-                return;
-        for (size_t i = 0; i < w->out_len; i++) {
-                unsigned char ch = (unsigned char)w->out_tail[i];
+        if (len > WORKER_OUTPUT_TAIL)
+                len = WORKER_OUTPUT_TAIL;
+        for (size_t i = 0; i < len; i++) {
+                unsigned char ch = (unsigned char)src[i];
                 text[i] = (ch == '\n' || ch == '\t' || (ch >= 0x20 && ch < 0x7f)) ? (char)ch : '?';
         }
-        text[w->out_len] = '\0';
-        cJSON_AddStringToObject(m, "output", text);
+        text[len] = '\0';
+        cJSON_AddStringToObject(m, key, text);
+}
+
+/* The start of a sanitizer's report in the output, if any. */
+static const char *worker_find_report(const char *out, size_t len)
+{
+        static const char *const markers[] = {
+            "ERROR: AddressSanitizer",       "ERROR: LeakSanitizer", "ERROR: MemorySanitizer",
+            "ERROR: ThreadSanitizer",        "runtime error: ",      "ERROR: HWAddressSanitizer",
+            "ERROR: snapfuzz: malloc-limit",
+        };
+        const char *first = NULL;
+        for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
+                const char *p = memmem(out, len, markers[i], strlen(markers[i]));
+                if (p && (!first || p < first))
+                        first = p;
+        }
+        if (!first)
+                return NULL;
+        /* Back up to the start of the line ("==1234==ERROR: ..." or
+         * "file.c:12:3: runtime error: ..."). */
+        while (first > out && first[-1] != '\n')
+                first--;
+        return first;
+}
+
+/* The last bytes the target printed, and the sanitizer report in them. */
+static void worker_add_output(Worker *w, cJSON *m)
+{
+        if (!w->out_len)
+                return;
+        size_t keep = w->out_len < WORKER_OUTPUT_REPORT ? w->out_len : WORKER_OUTPUT_REPORT;
+        worker_add_text(m, "output", w->out_tail + w->out_len - keep, keep);
+        const char *rep = worker_find_report(w->out_tail, w->out_len);
+        if (rep) {
+                size_t n = (size_t)(w->out_tail + w->out_len - rep);
+                worker_add_text(m, "sanitizer_report", rep,
+                                n < WORKER_REPORT_MAX ? n : WORKER_REPORT_MAX);
+        }
 }
 
 /* The supervisor's reports (log mode, refusals of a named path) go to
@@ -325,7 +365,9 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         int64_t table_len = msg_int(cmd, "table_len", 0);
         int64_t chain_len = msg_int(cmd, "chain_len", 4);
         const char *mode_s = msg_str(cmd, "mode", "fuzz");
-        RecordMode mode = strcmp(mode_s, "exec") == 0 ? RECORD_MODE_EXEC : RECORD_MODE_FUZZ;
+        RecordMode mode = strcmp(mode_s, "exec") == 0    ? RECORD_MODE_EXEC
+                          : strcmp(mode_s, "seeds") == 0 ? RECORD_MODE_SEEDS
+                                                         : RECORD_MODE_FUZZ;
 
         if (iters == 0 || base_len < 0 || (uint64_t)base_len > w->layout.max_len ||
             partner_len < 0 || (uint64_t)partner_len > w->layout.max_len || table_len < 0 ||
@@ -336,6 +378,12 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         record_begin_batch(w->region, &w->layout, (uint64_t)msg_int(cmd, "batch_id", 0), mode,
                            iters, seed, (uint32_t)chain_len, (uint32_t)base_len,
                            (uint32_t)partner_len, (uint32_t)table_len);
+        h->first_exec = (uint64_t)msg_int(cmd, "first", 1);
+        h->batch_flags = msg_bool(cmd, "replay", 0) ? RECORD_BATCH_REPLAY : 0;
+        /* A history replay brings the comparison tables of the batch it
+         * replays (already in place, like the payload). */
+        int64_t cmp_gens = msg_int(cmd, "cmp_gens", 0);
+        h->cmp_gens = cmp_gens > 0 && cmp_gens <= RECORD_CMP_TABLES ? (uint32_t)cmp_gens : 0;
 
         int out_pipe[2];
         if (pipe2(out_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -343,6 +391,7 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                 return -errno;
         }
         w->out_len = 0;
+        w->quiet = msg_bool(cmd, "quiet", 0);
 
         /* The runner's seccomp notifications (process creation, policy
          * directories, log mode) are ours to answer. */
@@ -427,19 +476,22 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                                 kill(pid, SIGKILL);
                         continue;
                 }
-                uint64_t count = __atomic_load_n(&h->count, __ATOMIC_RELAXED);
-                if (count != last_count) {
-                        last_count = count;
-                        last_progress = now;
-                } else if (h->runner_state == RECORD_RUNNER_RUNNING &&
-                           now - last_progress >= (int64_t)w->cfg.timeout_ms) {
-                        kill_reason = KILL_TIMEOUT;
-                }
-                if (kill_reason == KILL_NONE && w->cfg.rss_limit_mb && now >= next_rss) {
+                /* Memory first: a runner over the RSS limit is out of memory
+                 * however long it took to get there (on a loaded machine the
+                 * worker may wake after the timeout has passed too). */
+                if (w->cfg.rss_limit_mb && now >= next_rss) {
                         next_rss = now + WORKER_RSS_EVERY_MS;
                         long rss = worker_rss_mb(pid);
                         if (rss > (long)w->cfg.rss_limit_mb)
                                 kill_reason = KILL_OOM;
+                }
+                uint64_t count = __atomic_load_n(&h->count, __ATOMIC_RELAXED);
+                if (count != last_count) {
+                        last_count = count;
+                        last_progress = now;
+                } else if (kill_reason == KILL_NONE && h->runner_state == RECORD_RUNNER_RUNNING &&
+                           now - last_progress >= (int64_t)w->cfg.timeout_ms) {
+                        kill_reason = KILL_TIMEOUT;
                 }
                 if (kill_reason != KILL_NONE) {
                         kill(pid, RUNNER_SIGNAL_DUMP);
@@ -508,6 +560,7 @@ static int worker_parse_args(Worker *w, int argc, char **argv)
             {"rss-limit-mb", required_argument, NULL, 'r'},
             {"sandbox", required_argument, NULL, 'x'},
             {"sandbox-policy", required_argument, NULL, 'p'},
+            {"value-profile", required_argument, NULL, 'V'},
             {0},
         };
         int c;
@@ -546,6 +599,9 @@ static int worker_parse_args(Worker *w, int argc, char **argv)
                         break;
                 case 'p':
                         w->cfg.sandbox_policy = optarg;
+                        break;
+                case 'V':
+                        w->cfg.value_profile = strcmp(optarg, "1") == 0;
                         break;
                 default:
                         return -EINVAL;
@@ -607,6 +663,8 @@ int worker_main(int argc, char **argv)
                 worker_send_error(&w, "sandbox", err);
                 return WORKER_EXIT_INTERNAL;
         }
+        if (w.cfg.value_profile)
+                cmplog_value_profile_enable();
 
         if (w.coverage->counters == 0)
                 w.coverage->counters = coverage_counters();

@@ -129,7 +129,8 @@ int corpus_add(Corpus *c, const uint8_t *data, size_t len, bool persist)
         e->data = malloc(len ? len : 1);
         if (!e->data)
                 return -ENOMEM;
-        memcpy(e->data, data, len);
+        if (len)
+                memcpy(e->data, data, len); /* data may be NULL for the empty input */
         e->len = len;
         memcpy(e->sha, sha, SHA1_DIGEST_LEN);
         c->slots[k] = (uint32_t)(c->n + 1);
@@ -196,7 +197,8 @@ int corpus_read_dir(const char *dir, size_t max_len, CorpusSeed **seeds, size_t 
                 }
                 n_names++;
         }
-        qsort(names, n_names, sizeof(char *), name_cmp);
+        if (n_names)
+                qsort(names, n_names, sizeof(char *), name_cmp);
         for (size_t i = 0; i < n_names; i++) {
                 char path[4096];
                 struct stat st;

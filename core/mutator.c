@@ -11,8 +11,10 @@
  *    choice is drawn from the caller's SfPrng, so restoring the PRNG from the
  *    replay record and repeating the calls rebuilds the input byte for byte.
  *  - Bounds. An operator reads data[0..len) and the bytes MutatorCtx points
- *    to, writes only data[0..new length), and never returns more than
- *    max_len. The crossover partner must not overlap data.
+ *    to, writes only data[0..new length) (and the comparison operators the
+ *    output-only trace), and never returns more than max_len. The
+ *    crossover partner must not overlap data. Counts in the dictionary and
+ *    the comparison table are clamped to their arrays, never trusted.
  *  - Honest results. An operator that returns SIZE_MAX has written nothing.
  *    One that returns the old length has changed at least one byte and names
  *    it (Mutation.diff_at/diff_old); a length-changing one changed the input
@@ -106,7 +108,7 @@ static const int64_t interesting_numbers[] = {
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-static const MutatorCtx empty_ctx = {NULL, 0, NULL};
+static const MutatorCtx empty_ctx = {NULL, 0, NULL, NULL, NULL};
 
 static inline size_t min_size(size_t a, size_t b)
 {
@@ -621,6 +623,245 @@ static size_t op_dict_overwrite(Mutation *m)
         return m->len;
 }
 
+/* --- Input-to-state: the comparison table ----------------------------- */
+
+/* The first occurrence of @pat (1 <= n <= len) in d[from..to), or SIZE_MAX.
+ * Patterns are short (at most CMPTABLE_MEM_MAX bytes) and inputs usually
+ * are too, so memchr() on the first byte and a plain comparison of the rest
+ * beat memmem(), whose setup costs more than the search. */
+static size_t find_in(const uint8_t *d, size_t from, size_t to, const uint8_t *pat, size_t n)
+{
+        while (from + n <= to) {
+                const uint8_t *p = memchr(d + from, pat[0], to - n + 1 - from);
+                if (!p)
+                        return SIZE_MAX;
+                size_t at = (size_t)(p - d), i = 1;
+                while (i < n && d[at + i] == pat[i])
+                        i++;
+                if (i == n)
+                        return at;
+                from = at + 1;
+        }
+        return SIZE_MAX;
+}
+
+/* Where @pat (n >= 1 bytes) occurs in data[0..len), searching from @start
+ * (< len) to the end and then from the start, so that every occurrence can
+ * be the one found; SIZE_MAX when there is none. */
+static size_t find_wrapping(const uint8_t *d, size_t len, size_t start, const uint8_t *pat,
+                            size_t n)
+{
+        if (n == 0 || n > len)
+                return SIZE_MAX;
+        size_t at = find_in(d, start, len, pat, n);
+        if (at != SIZE_MAX)
+                return at;
+        return find_in(d, 0, min_size(start + n - 1, len), pat, n);
+}
+
+static inline uint64_t width_mask(unsigned width)
+{
+        return width >= 8 ? UINT64_MAX : (UINT64_C(1) << (8 * width)) - 1;
+}
+
+/* True when @v, a @width-byte value, is @w bytes zero- or sign-extended. */
+static inline bool fits_in(uint64_t v, unsigned w, unsigned width)
+{
+        uint64_t high = width_mask(width) & ~width_mask(w);
+
+        return (v & high) == 0 || ((v & high) == high && ((v >> (8 * w - 1)) & 1));
+}
+
+/* The narrowest width that holds both operands: a byte the target widened
+ * before comparing is one byte in the input, not four. */
+static unsigned narrow_width(uint64_t a, uint64_t b, unsigned width)
+{
+        for (unsigned w = 1; w < width; w *= 2)
+                if (fits_in(a, w, width) && fits_in(b, w, width))
+                        return w;
+        return width;
+}
+
+/* Notes bytes a comparison operator wrote, for the automatic dictionary:
+ * those with at least two bytes besides 0x00 and 0xff, since small numbers
+ * and their negations are what the interesting-value operators write
+ * anyway. */
+static void note_written(Mutation *m, const uint8_t *bytes, size_t n)
+{
+        MutatorTrace *tr = m->ctx->trace;
+        size_t telling = 0;
+
+        if (!tr || n < 2 || n > CMPTABLE_MEM_MAX)
+                return;
+        for (size_t i = 0; i < n; i++)
+                telling += bytes[i] != 0x00 && bytes[i] != 0xff;
+        if (telling < 2)
+                return;
+        if (tr->n < MUTATOR_TRACE_MAX) {
+                tr->len[tr->n] = (uint8_t)n;
+                memcpy(tr->bytes[tr->n], bytes, n);
+        }
+        tr->n++;
+}
+
+/* One direction of an integer entry: the operand to look for, the one to
+ * write (with the chosen offset) and the width to do it in. */
+typedef struct IntMove {
+        uint64_t from, to;
+        unsigned width;
+} IntMove;
+
+static IntMove int_move(const CmpIntEntry *e, bool swap, unsigned offset, bool narrow)
+{
+        uint64_t mask = width_mask(e->width);
+        IntMove mv = {
+            .from = (swap ? e->b : e->a) & mask,
+            .to = (swap ? e->a : e->b) & mask,
+            .width = e->width,
+        };
+        /* Mostly the operand itself; its neighbours satisfy <, <=, > and >=
+         * and step over an off-by-one. */
+        if (offset == 6)
+                mv.to = (mv.to + 1) & mask;
+        else if (offset == 7)
+                mv.to = (mv.to - 1) & mask;
+        if (narrow)
+                mv.width = narrow_width(mv.from, mv.to, e->width);
+        return mv;
+}
+
+/* Finds mv->from in the input, in byte order @big. */
+static size_t find_int(const Mutation *m, size_t start, const IntMove *mv, bool big)
+{
+        uint8_t pat[8] = {0};
+
+        store_uint(pat, mv->width, mv->from, big);
+        return find_wrapping(m->data, m->len, start, pat, mv->width);
+}
+
+/* Picks an integer entry, a direction (only variable-to-constant for a
+ * constant comparison), a byte order, an offset of -1, 0 or +1 and maybe a
+ * narrower width; finds the one operand in the input (trying the other
+ * direction too) and writes the other operand there, or at a random place
+ * when neither is anywhere. One byte order per call keeps the search to two
+ * scans of the input at most; the other order is another call's draw. */
+static size_t op_cmp_int(Mutation *m)
+{
+        const CmpTable *t = m->ctx->cmp;
+
+        if (!t || m->len == 0)
+                return SIZE_MAX;
+        uint32_t n = t->n_int < CMPTABLE_INTS ? t->n_int : CMPTABLE_INTS;
+        if (n == 0)
+                return SIZE_MAX;
+        const CmpIntEntry *e = &t->ints[prng_below(m->rng, n)];
+        if (e->width != 1 && e->width != 2 && e->width != 4 && e->width != 8)
+                return SIZE_MAX;
+
+        /* One draw makes every choice. */
+        uint32_t r = prng_next32(m->rng);
+        bool directed = e->flags & CMPTABLE_F_CONST;
+        bool swap = !directed && (r & 1);
+        bool big = (r >> 1) & 1;
+        unsigned offset = (r >> 2) & 7;
+        bool narrow = (r >> 5) & 1;
+        size_t start = rand_below(m->rng, m->len);
+
+        IntMove mv = int_move(e, swap, offset, narrow);
+        size_t pos = find_int(m, start, &mv, big);
+        if (pos == SIZE_MAX && !directed) {
+                IntMove other = int_move(e, !swap, offset, narrow);
+                pos = find_int(m, start, &other, big);
+                if (pos != SIZE_MAX)
+                        mv = other;
+        }
+        if (pos == SIZE_MAX) {
+                /* The operand came from another input than this one (or
+                 * was computed): the value still goes somewhere, as a
+                 * dictionary token would, which on a short input is often
+                 * the right place. */
+                if (m->len < mv.width)
+                        return SIZE_MAX;
+                pos = rand_below(m->rng, m->len - mv.width + 1);
+        }
+        uint8_t rep[8] = {0};
+        store_uint(rep, mv.width, mv.to, big);
+        if (!overwrite(m, pos, rep, mv.width))
+                return SIZE_MAX;
+        note_written(m, rep, mv.width);
+        return m->len;
+}
+
+/* Writes @src (n bytes) in place of data[pos..pos+span), growing or
+ * shrinking the input; the caller has checked the result fits max_len. */
+static size_t replace_span(Mutation *m, size_t pos, size_t span, const uint8_t *src, size_t n)
+{
+        if (n == span)
+                return overwrite(m, pos, src, n) ? m->len : SIZE_MAX;
+        memmove(m->data + pos + n, m->data + pos + span, m->len - pos - span);
+        memcpy(m->data + pos, src, n);
+        return m->len - span + n;
+}
+
+/* Picks a byte-string entry and a direction. When one operand is in the
+ * input (trying the other direction too), the other replaces it, span for
+ * span for C strings, whose lengths may differ; otherwise, and for a
+ * needle, the wanted operand goes in at a random place, inserted or
+ * overwriting, as a dictionary token would. */
+static size_t op_cmp_mem(Mutation *m)
+{
+        const CmpTable *t = m->ctx->cmp;
+
+        if (!t)
+                return SIZE_MAX;
+        uint32_t n = t->n_mem < CMPTABLE_MEMS ? t->n_mem : CMPTABLE_MEMS;
+        if (n == 0)
+                return SIZE_MAX;
+        const CmpMemEntry *e = &t->mems[prng_below(m->rng, n)];
+        const uint8_t *ops[2] = {e->a, e->b};
+        size_t lens[2] = {min_size(e->len_a, CMPTABLE_MEM_MAX),
+                          min_size(e->len_b, CMPTABLE_MEM_MAX)};
+        uint32_t r = prng_next32(m->rng);
+        bool directed = e->flags & (CMPTABLE_F_CONST | CMPTABLE_F_TOKEN);
+        unsigned want = directed ? 1 : 1 - (r & 1); /* the operand to write */
+        size_t start = m->len > 0 ? rand_below(m->rng, m->len) : 0;
+        size_t pos = SIZE_MAX;
+        size_t res;
+
+        if (!(e->flags & CMPTABLE_F_TOKEN) && m->len > 0) {
+                for (unsigned pass = 0; pass < (directed ? 1u : 2u); pass++) {
+                        pos = find_wrapping(m->data, m->len, start, ops[1 - want], lens[1 - want]);
+                        if (pos != SIZE_MAX)
+                                break;
+                        want = 1 - want;
+                }
+                if (pos == SIZE_MAX)
+                        want = directed ? 1 : 1 - (r & 1);
+        }
+        const uint8_t *to = ops[want];
+        size_t to_len = lens[want];
+        if (to_len == 0)
+                return SIZE_MAX;
+        if (pos != SIZE_MAX) {
+                size_t span = (e->flags & CMPTABLE_F_STRING) ? lens[1 - want] : to_len;
+                if (span > m->len - pos || m->len - span + to_len > m->max_len)
+                        return SIZE_MAX;
+                res = replace_span(m, pos, span, to, to_len);
+        } else if ((r >> 1) & 1 || to_len > m->len) {
+                if (to_len > m->max_len - m->len)
+                        return SIZE_MAX;
+                pos = rand_below(m->rng, m->len + 1);
+                memcpy(open_gap(m, pos, to_len), to, to_len);
+                res = m->len + to_len;
+        } else {
+                pos = rand_below(m->rng, m->len - to_len + 1);
+                res = overwrite(m, pos, to, to_len) ? m->len : SIZE_MAX;
+        }
+        if (res != SIZE_MAX)
+                note_written(m, to, to_len);
+        return res;
+}
+
 static const struct {
         const char *name;
         MutatorFn fn;
@@ -646,6 +887,8 @@ static const struct {
     [MUTATOR_OP_CROSSOVER_SPLICE] = {"crossover_splice", op_crossover_splice},
     [MUTATOR_OP_DICT_INSERT] = {"dict_insert", op_dict_insert},
     [MUTATOR_OP_DICT_OVERWRITE] = {"dict_overwrite", op_dict_overwrite},
+    [MUTATOR_OP_CMP_INT] = {"cmp_int", op_cmp_int},
+    [MUTATOR_OP_CMP_MEM] = {"cmp_mem", op_cmp_mem},
 };
 
 _Static_assert(ARRAY_SIZE(mutator_ops) == MUTATOR_OP__COUNT, "one table entry per MutatorOp");
@@ -720,24 +963,29 @@ size_t mutator_apply(MutatorOp op, const MutatorCtx *ctx, SfPrng *rng, uint8_t *
         return mutator_ops[op].fn(&m);
 }
 
-/* The operators that read the partner or the dictionary sit at the end of
- * MutatorOp, so they can be left out of the draw when the context has none,
- * instead of being drawn only to decline. */
+/* The operators that read the partner, the dictionary or the comparison
+ * table sit at the end of MutatorOp, so they can be left out of the draw
+ * when the context has none, instead of being drawn only to decline. A
+ * context without a comparison table draws exactly as version 1 did. */
 _Static_assert(MUTATOR_OP_CROSSOVER_OVERWRITE == MUTATOR_OP_CROSSOVER_INSERT + 1 &&
                    MUTATOR_OP_CROSSOVER_SPLICE == MUTATOR_OP_CROSSOVER_INSERT + 2 &&
                    MUTATOR_OP_DICT_INSERT == MUTATOR_OP_CROSSOVER_INSERT + 3 &&
                    MUTATOR_OP_DICT_OVERWRITE == MUTATOR_OP_CROSSOVER_INSERT + 4 &&
-                   MUTATOR_OP__COUNT == MUTATOR_OP_CROSSOVER_INSERT + 5,
-               "context-dependent operators come last, crossover before dictionary");
+                   MUTATOR_OP_CMP_INT == MUTATOR_OP_CROSSOVER_INSERT + 5 &&
+                   MUTATOR_OP_CMP_MEM == MUTATOR_OP_CROSSOVER_INSERT + 6 &&
+                   MUTATOR_OP__COUNT == MUTATOR_OP_CROSSOVER_INSERT + 7,
+               "context-dependent operators come last: crossover, dictionary, comparisons");
 
-static inline MutatorOp pick_op(SfPrng *rng, bool has_partner, bool has_dict)
+static inline MutatorOp pick_op(SfPrng *rng, bool has_partner, bool has_dict, bool has_cmp)
 {
-        uint32_t n =
-            (uint32_t)MUTATOR_OP_CROSSOVER_INSERT + (has_partner ? 3u : 0u) + (has_dict ? 2u : 0u);
+        uint32_t n = (uint32_t)MUTATOR_OP_CROSSOVER_INSERT + (has_partner ? 3u : 0u) +
+                     (has_dict ? 2u : 0u) + (has_cmp ? 2u : 0u);
         uint32_t i = prng_below(rng, n);
 
         if (i >= MUTATOR_OP_CROSSOVER_INSERT && !has_partner)
                 i += 3;
+        if (i >= MUTATOR_OP_DICT_INSERT && !has_dict)
+                i += 2;
         return (MutatorOp)i;
 }
 
@@ -765,13 +1013,14 @@ size_t mutator_mutate(const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t 
         bool applied = false;
         bool has_partner = m.ctx->partner && m.ctx->partner_len > 0;
         bool has_dict = m.ctx->dict && m.ctx->dict->table && m.ctx->dict->count > 0;
+        bool has_cmp = m.ctx->cmp && (m.ctx->cmp->n_int > 0 || m.ctx->cmp->n_mem > 0);
 
         unsigned depth = 1u << prng_below(rng, 4);
         if (depth > MUTATOR_MAX_STACK)
                 depth = MUTATOR_MAX_STACK;
         for (unsigned slot = 0; slot < depth; slot++) {
                 for (unsigned tries = 0; tries < MUTATOR_PICK_TRIES; tries++) {
-                        MutatorOp op = pick_op(rng, has_partner, has_dict);
+                        MutatorOp op = pick_op(rng, has_partner, has_dict, has_cmp);
                         size_t r = mutator_ops[op].fn(&m);
 
                         if (r == SIZE_MAX)

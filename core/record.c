@@ -29,20 +29,39 @@ int record_layout(size_t max_len, RecordLayout *ret)
         l.base_off = RECORD_DEATH_OFFSET + RECORD_DEATH_SIZE;
         l.partner_off = l.base_off + align_up(max_len, 64);
         l.table_off = l.partner_off + align_up(max_len, 64);
-        l.record_size = align_up(l.table_off + RECORD_TABLE_BYTES, 4096);
+        /* The runner makes base, partner and table read-only and keeps
+         * writing the comparison tables, so those start on a page. */
+        l.cmp_off = align_up(l.table_off + RECORD_TABLE_BYTES, 4096);
+        l.record_size = align_up(l.cmp_off + RECORD_CMP_TABLES * sizeof(CmpTable), 4096);
         l.finds_off = l.record_size;
         l.find_slot_size = sizeof(RecordFindSlot) + align_up(max_len, 64);
-        l.region_size = align_up(
-            l.finds_off + sizeof(RecordFinds) + RECORD_FINDS_SLOTS * l.find_slot_size, 4096);
+        l.tokens_off =
+            align_up(l.finds_off + sizeof(RecordFinds) + RECORD_FINDS_SLOTS * l.find_slot_size, 64);
+        l.region_size = align_up(l.tokens_off + sizeof(RecordTokens), 4096);
         *ret = l;
         return 0;
 }
 
-uint64_t record_slot_check(const SfPrng *rng, uint64_t chain)
+uint64_t record_slot_check(const SfPrng *rng, uint64_t chain, uint64_t cmp_gen)
 {
         uint64_t h = hash64_mix(UINT64_C(0x534c4f54), rng->state);
         h = hash64_mix(h, rng->inc);
-        return hash64_mix(h, chain);
+        h = hash64_mix(h, chain);
+        return hash64_mix(h, cmp_gen);
+}
+
+uint64_t record_cmp_check(const CmpTable *t, uint64_t batch_id)
+{
+        /* Counts beyond the arrays are hashed as they are (so they fail)
+         * but never used to read past the table. */
+        size_t ni = t->n_int < CMPTABLE_INTS ? t->n_int : CMPTABLE_INTS;
+        size_t nm = t->n_mem < CMPTABLE_MEMS ? t->n_mem : CMPTABLE_MEMS;
+        uint64_t h = hash64_mix(UINT64_C(0x434d5054), batch_id);
+        h = hash64_mix(h, ((uint64_t)t->gen << 32) | t->pad);
+        h = hash64_mix(h, ((uint64_t)t->n_int << 32) | t->n_mem);
+        h = hash64_mix(h, t->chain);
+        h = hash64_mix(h, hash64(t->ints, ni * sizeof(CmpIntEntry), 4));
+        return hash64_mix(h, hash64(t->mems, nm * sizeof(CmpMemEntry), 5));
 }
 
 uint64_t record_desc_check(const RecordHeader *h)
@@ -81,9 +100,57 @@ void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, 
         h->mutator_version = MUTATOR_VERSION;
         h->payload_check = record_payload_check(region, l, h);
         h->desc_check = record_desc_check(h);
+        h->cmp_gens = 0;
         memset(record_death(region), 0, sizeof(RecordDeath));
         record_finds(region, l)->capacity = RECORD_FINDS_SLOTS;
         record_finds(region, l)->used = 0;
+        record_tokens(region, l)->capacity = RECORD_TOKEN_SLOTS;
+        record_tokens(region, l)->used = 0;
+}
+
+RecordProblem record_chain_cmp(const void *region, const RecordLayout *l, const RecordChainSlot *s,
+                               const CmpTable **ret)
+{
+        const RecordHeader *h = region;
+
+        *ret = NULL;
+        if (s->cmp_gen == 0)
+                return RECORD_OK;
+        if (s->cmp_gen > h->cmp_gens || s->cmp_gen > RECORD_CMP_TABLES)
+                return RECORD_BAD_CMP;
+        const CmpTable *t = record_cmp((void *)region, l, s->cmp_gen);
+        if (t->gen != s->cmp_gen || t->chain > s->chain ||
+            t->check != record_cmp_check(t, h->batch_id))
+                return RECORD_BAD_CMP;
+        *ret = t;
+        return RECORD_OK;
+}
+
+RecordProblem record_cmp_index(const void *region, const RecordLayout *l, RecordCmpIndex *ret)
+{
+        const RecordHeader *h = region;
+        uint32_t n = h->cmp_gens;
+
+        ret->n = 0;
+        if (n > RECORD_CMP_TABLES)
+                return RECORD_BAD_CMP;
+        for (uint32_t g = 1; g <= n; g++) {
+                const CmpTable *t = record_cmp((void *)region, l, g);
+                if (t->gen != g || t->check != record_cmp_check(t, h->batch_id) ||
+                    (g > 1 && t->chain <= ret->tables[g - 2]->chain))
+                        return RECORD_BAD_CMP;
+                ret->tables[g - 1] = t;
+        }
+        ret->n = n;
+        return RECORD_OK;
+}
+
+const CmpTable *record_cmp_lookup(const RecordCmpIndex *ix, uint64_t chain)
+{
+        for (uint32_t g = ix->n; g > 0; g--)
+                if (ix->tables[g - 1]->chain <= chain)
+                        return ix->tables[g - 1];
+        return NULL;
 }
 
 RecordProblem record_validate(const void *region, const RecordLayout *l)
@@ -92,13 +159,18 @@ RecordProblem record_validate(const void *region, const RecordLayout *l)
 
         if (h->magic != RECORD_MAGIC)
                 return RECORD_BAD_MAGIC;
-        if (h->version != RECORD_VERSION || h->header_size != sizeof(RecordHeader) ||
-            h->mutator_version != MUTATOR_VERSION)
+        if (h->version != RECORD_VERSION || h->header_size != sizeof(RecordHeader))
                 return RECORD_BAD_VERSION;
-        if (h->desc_check != record_desc_check(h) || h->max_len != l->max_len ||
-            h->base_len > l->max_len || h->partner_len > l->max_len ||
+        /* The checksum first: a scribbled description is corruption, while
+         * a record from another mutator has a valid checksum. */
+        if (h->desc_check != record_desc_check(h))
+                return RECORD_BAD_DESC;
+        if (h->mutator_version != MUTATOR_VERSION)
+                return RECORD_BAD_VERSION;
+        if (h->max_len != l->max_len || h->base_len > l->max_len || h->partner_len > l->max_len ||
             h->table_len > RECORD_TABLE_BYTES || h->chain_len == 0 ||
-            (h->mode != RECORD_MODE_EXEC && h->mode != RECORD_MODE_FUZZ))
+            (h->mode != RECORD_MODE_EXEC && h->mode != RECORD_MODE_FUZZ &&
+             h->mode != RECORD_MODE_SEEDS))
                 return RECORD_BAD_DESC;
         if (h->payload_check != record_payload_check(region, l, h))
                 return RECORD_BAD_PAYLOAD;
@@ -111,8 +183,12 @@ RecordProblem record_validate(const void *region, const RecordLayout *l)
         if (h->mode == RECORD_MODE_FUZZ) {
                 uint64_t chain = (count - 1) / h->chain_len;
                 const RecordChainSlot *s = &h->slot[chain & 1];
-                if (s->chain != chain || s->check != record_slot_check(&s->rng, s->chain))
+                const CmpTable *t;
+                if (s->chain != chain ||
+                    s->check != record_slot_check(&s->rng, s->chain, s->cmp_gen))
                         return RECORD_BAD_SLOT;
+                if (record_chain_cmp(region, l, s, &t) != RECORD_OK)
+                        return RECORD_BAD_CMP;
         }
         return RECORD_OK;
 }
@@ -137,6 +213,8 @@ const char *record_problem_str(RecordProblem p)
                 return "the runner died before it ran any input";
         case RECORD_BAD_COUNT:
                 return "the iteration count is beyond the batch";
+        case RECORD_BAD_CMP:
+                return "a comparison table fails its checksum (scribbled on by the target?)";
         }
         return "unknown problem";
 }

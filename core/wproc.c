@@ -20,6 +20,7 @@
 
 #include "core/coverage.h"
 #include "core/msg.h"
+#include "core/sanitizer.h"
 #include "core/wproc.h"
 #include "snapfuzz/exitcode.h"
 
@@ -119,6 +120,12 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                         goto err_free;
                 }
         }
+        SanitizerInfo san;
+        r = sanitizer_detect(cfg->target, &san, err, errlen);
+        if (r < 0) {
+                r = WPROC_ERR_LOAD;
+                goto err_free;
+        }
         if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(evt, O_CLOEXEC) < 0) {
                 r = -errno;
                 snprintf(err, errlen, "cannot create pipes: %s", strerror(errno));
@@ -155,6 +162,9 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
             a_rss,
             (char *)"--sandbox",
             (char *)(cfg->sandbox ? cfg->sandbox : "strict"),
+            (char *)"--value-profile",
+            (char *)(cfg->value_profile ? "1" : "0"),
+            /* Last: without a policy its NULL ends the list. */
             cfg->sandbox_policy ? (char *)"--sandbox-policy" : NULL,
             (char *)cfg->sandbox_policy,
             NULL,
@@ -172,6 +182,7 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
                 close_inherited(keep, 4);
+                sanitizer_setenv(&san, cfg->malloc_limit_mb);
                 execv(exe, argv);
                 _exit(WORKER_EXIT_INTERNAL);
         }
@@ -318,7 +329,8 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
         char seed[24];
 
         if (b->base_len > w->layout.max_len || b->partner_len > w->layout.max_len ||
-            b->table_len > RECORD_TABLE_BYTES)
+            b->table_len > RECORD_TABLE_BYTES || b->cmp_gens > RECORD_CMP_TABLES ||
+            (b->cmp_gens && !b->cmp))
                 return -EINVAL;
         if (b->base_len)
                 memcpy(record_base(w->region, &w->layout), b->base, b->base_len);
@@ -326,19 +338,30 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
                 memcpy(record_partner(w->region, &w->layout), b->partner, b->partner_len);
         if (b->table_len)
                 memcpy(record_table(w->region, &w->layout), b->table, b->table_len);
+        if (b->cmp_gens)
+                memcpy(record_cmp(w->region, &w->layout, 1), b->cmp,
+                       b->cmp_gens * sizeof(CmpTable));
 
         cJSON *m = msg_new("fuzz");
         if (!m)
                 return -ENOMEM;
         snprintf(seed, sizeof(seed), "%llx", (unsigned long long)b->seed);
         cJSON_AddNumberToObject(m, "batch_id", (double)b->batch_id);
-        cJSON_AddStringToObject(m, "mode", b->mode == RECORD_MODE_EXEC ? "exec" : "fuzz");
+        cJSON_AddStringToObject(m, "mode", record_mode_name(b->mode));
         cJSON_AddNumberToObject(m, "iters", (double)b->iters);
         cJSON_AddStringToObject(m, "seed", seed);
         cJSON_AddNumberToObject(m, "chain_len", b->chain_len);
         cJSON_AddNumberToObject(m, "base_len", (double)b->base_len);
         cJSON_AddNumberToObject(m, "partner_len", (double)b->partner_len);
         cJSON_AddNumberToObject(m, "table_len", (double)b->table_len);
+        if (b->first > 1)
+                cJSON_AddNumberToObject(m, "first", (double)b->first);
+        if (b->replay)
+                cJSON_AddBoolToObject(m, "replay", 1);
+        if (b->cmp_gens)
+                cJSON_AddNumberToObject(m, "cmp_gens", b->cmp_gens);
+        if (b->quiet)
+                cJSON_AddBoolToObject(m, "quiet", 1);
         int r = msg_send(w->cmd_fd, m);
         cJSON_Delete(m);
         return r;
@@ -354,7 +377,9 @@ int wproc_recv(Wproc *w, cJSON **ret, int timeout_ms)
         return msg_recv(&w->reader, ret, timeout_ms);
 }
 
-int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
+/* One input, unmodified, in a fresh runner; one batch id sequence for all
+ * such runs of this process. */
+static int exec_one(Wproc *w, const uint8_t *data, size_t len, int quiet, cJSON **ret)
 {
         static uint64_t exec_id;
         WprocBatch b = {
@@ -364,8 +389,25 @@ int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
             .chain_len = 1,
             .base = data,
             .base_len = len,
+            .replay = 1,
+            .quiet = quiet,
         };
-        int r = wproc_send_batch(w, &b);
+        return wproc_run_batch(w, &b, ret);
+}
+
+int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
+{
+        return exec_one(w, data, len, 0, ret);
+}
+
+int wproc_exec_quiet(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
+{
+        return exec_one(w, data, len, 1, ret);
+}
+
+int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret)
+{
+        int r = wproc_send_batch(w, b);
         if (r < 0)
                 return r;
         for (;;) {

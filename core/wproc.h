@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -22,9 +23,11 @@ typedef struct WprocConfig {
         size_t max_len;
         unsigned timeout_ms;
         unsigned rss_limit_mb;    /* 0: no limit */
+        unsigned malloc_limit_mb; /* one allocation larger than this is a crash; 0: none */
         const char *sandbox;      /* "strict", "log" or "off" */
         int cov_fd;               /* shared coverage map; -1: a private one */
         unsigned init_timeout_ms; /* how long loading may take; 0: 120 s */
+        bool value_profile;       /* comparison distances as coverage (core/cmplog.h) */
         /* The policy file's rules as JSON (sandbox_policy_load), or NULL. */
         const char *sandbox_policy;
 } WprocConfig;
@@ -62,6 +65,11 @@ typedef struct WprocBatch {
         size_t partner_len;
         const uint8_t *table;
         size_t table_len;
+        const CmpTable *cmp; /* comparison tables 1..cmp_gens, for a history replay */
+        uint32_t cmp_gens;
+        uint64_t first; /* first iteration to execute (0 or 1: all) */
+        int replay;     /* verification or history replay: collect no finds */
+        int quiet;      /* keep the target's output out of the worker's stderr */
 } WprocBatch;
 
 /* Copies the batch's payload into the record and sends the command. */
@@ -75,6 +83,13 @@ int wproc_recv(Wproc *w, cJSON **ret, int timeout_ms);
 /* Runs @data once, unmodified, in a fresh runner and returns the "done" or
  * "died" event. 0 or a negative error. */
 int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret);
+
+/* wproc_exec, but what the target prints is only kept for the event's
+ * "output" (for the minimizer's many trials). */
+int wproc_exec_quiet(Wproc *w, const uint8_t *data, size_t len, cJSON **ret);
+
+/* Runs a batch and waits for its "done" or "died" event. */
+int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret);
 
 /* Reaps the worker if it has exited; returns its wait status or -1. */
 int wproc_reap(Wproc *w);

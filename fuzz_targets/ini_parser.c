@@ -18,6 +18,9 @@
  * Any other input is parsed or rejected.
  *
  * Crashing input (hex): 5b735d0a 6b3d5c   ("[s]\nk=\")
+ *
+ * Built with -DSNAPFUZZ_NO_PLANTED_BUG, the bug is replaced by the safe
+ * code, for benchmarks (bench/) that must not stop at the first crash.
  */
 #undef NDEBUG /* The planted bug is an assert(); keep it in every build. */
 #include <assert.h>
@@ -143,6 +146,9 @@ static int ini_parse_pair(struct ini_doc *doc, struct ini_reader *rd, const uint
         struct ini_entry *e;
         size_t klen, vlen;
 
+        /* Checked first: nothing on a line outside a section is worth parsing. */
+        if (doc->section[0] == '\0')
+                return -1;
         eq = memchr(line, '=', len);
         if (!eq)
                 return -1;
@@ -150,8 +156,6 @@ static int ini_parse_pair(struct ini_doc *doc, struct ini_reader *rd, const uint
         while (klen > 0 && (line[klen - 1] == ' ' || line[klen - 1] == '\t'))
                 klen--;
         if (ini_copy_name(key, line, klen) < 0)
-                return -1;
-        if (doc->section[0] == '\0')
                 return -1;
 
         v = eq + 1;
@@ -172,9 +176,14 @@ static int ini_parse_pair(struct ini_doc *doc, struct ini_reader *rd, const uint
                         return -1;
                 if (!more)
                         return 0;
-                /* The planted bug: a continuation on the last line is not an error here. */
                 have_next = ini_next_line(rd, &v, &vlen);
+#ifndef SNAPFUZZ_NO_PLANTED_BUG
+                /* The planted bug: a continuation on the last line is not an error here. */
                 assert(have_next && "continuation line");
+#else
+                if (!have_next)
+                        return -1;
+#endif
                 doc->lineno++;
         }
 }

@@ -21,6 +21,9 @@
  * reader spins forever: a hang, not a crash. Any other input returns.
  *
  * Hanging input (hex): 89504e470d0a1a0a 00000001 74455874 00 00000000
+ *
+ * Built with -DSNAPFUZZ_NO_PLANTED_BUG, the bug is replaced by the safe
+ * code, for benchmarks (bench/) that must not stop at the first crash.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -123,6 +126,11 @@ static int png_read_text(struct png_info *info, const uint8_t *d, size_t len)
 {
         size_t pos = 0;
 
+        /*
+         * for (;;) with the test inside, not while (pos < len): C11 lets the
+         * compiler assume that a loop with a non-constant condition and no
+         * side effects ends (6.8.5p6), which could delete the planted hang.
+         */
         for (;;) {
                 size_t klen, tlen;
 
@@ -130,8 +138,13 @@ static int png_read_text(struct png_info *info, const uint8_t *d, size_t len)
                         return 0;
                 klen = png_field_len(d + pos, len - pos);
                 if (klen == 0) {
+#ifndef SNAPFUZZ_NO_PLANTED_BUG
                         /* The planted bug: padding between pairs is skipped without advancing. */
                         continue;
+#else
+                        pos++;
+                        continue;
+#endif
                 }
                 if (klen > PNG_KEYWORD_MAX)
                         return -1;

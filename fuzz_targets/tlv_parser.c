@@ -22,6 +22,9 @@
  * every time (no AddressSanitizer needed). Any other input is safe.
  *
  * Crashing input (hex): 544c5631 01 0305 01000000 41
+ *
+ * Built with -DSNAPFUZZ_NO_PLANTED_BUG, the bug is replaced by the safe
+ * code, for benchmarks (bench/) that must not stop at the first crash.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -109,8 +112,12 @@ static int parse_slot(struct tlv_doc *doc, const uint8_t *v, size_t len)
                 index = (int64_t)doc->last_slot + (int8_t)(ref & 0xff);
                 if (index < 0 || index >= TLV_SLOTS)
                         return -1;
+#ifndef SNAPFUZZ_NO_PLANTED_BUG
                 /* The planted bug: the raw ref is used where index was meant. */
                 slot = &tlv_slots[doc->last_slot + ref];
+#else
+                slot = &tlv_slots[index];
+#endif
                 break;
         default:
                 return -1;

@@ -58,7 +58,7 @@ bool classify_frame_is_runtime(const cJSON *frame)
                has_prefix(module, "ld-linux") || has_prefix(module, "libgcc_s") ||
                has_prefix(module, "libclang_rt.") || has_prefix(module, "libasan") ||
                has_prefix(module, "libubsan") || has_prefix(module, "libstdc++") ||
-               has_prefix(module, "linux-vdso");
+               has_prefix(module, "linux-vdso") || has_prefix(module, "libsnapfuzz-malloc");
 }
 
 /* Appends "|part" to a signature. */
@@ -69,12 +69,19 @@ static void sig_add(char *buf, size_t cap, const char *part)
                 snprintf(buf + n, cap - n, "|%s", part);
 }
 
-/* "module!symbol" for a frame, or "module+0xoffset" without a symbol. */
-static void frame_name(const cJSON *f, char *buf, size_t cap)
+/* "module!function" for a frame, or "module+0xoffset" without one; the top
+ * frame adds its line ("module!function:42") when debug info has it, so two
+ * crashes in one function are told apart while callers' edits do not change
+ * the id. The debug-info name comes first: dladdr only knows exported
+ * symbols, and names a static function after the exported one before it. */
+static void frame_name(const cJSON *f, bool top, char *buf, size_t cap)
 {
         const char *module = msg_str(f, "module", "?");
-        const char *symbol = msg_str(f, "symbol", NULL);
-        if (symbol)
+        const char *symbol = msg_str(f, "function", msg_str(f, "symbol", NULL));
+        int64_t line = msg_int(f, "line", 0);
+        if (symbol && top && line > 0)
+                snprintf(buf, cap, "%s!%s:%lld", module, symbol, (long long)line);
+        else if (symbol)
                 snprintf(buf, cap, "%s!%s", module, symbol);
         else
                 snprintf(buf, cap, "%s+%s", module, msg_str(f, "offset", msg_str(f, "pc", "?")));
@@ -106,6 +113,83 @@ static const char *kind_of_signal(int sig)
         }
 }
 
+/* Copies the first line of @s into @buf, without the "==pid==" prefix. */
+static void first_line(const char *s, char *buf, size_t cap)
+{
+        if (s[0] == '=' && s[1] == '=') {
+                const char *e = strstr(s + 2, "==");
+                if (e && e - s < 32)
+                        s = e + 2;
+        }
+        size_t n = strcspn(s, "\n");
+        if (n >= cap)
+                n = cap - 1;
+        memcpy(buf, s, n);
+        buf[n] = 0;
+}
+
+/* Reads a sanitizer's report: the kind, a message, and the bug type that
+ * goes into the signature ("heap-buffer-overflow"). Returns false when the
+ * report is not one it knows. */
+static bool classify_report(const char *report, Classification *ret, char *type, size_t cap)
+{
+        char line[512];
+        first_line(report, line, sizeof(line));
+        const char *p;
+        type[0] = 0;
+        if ((p = strstr(line, "ERROR: AddressSanitizer: "))) {
+                p += strlen("ERROR: AddressSanitizer: ");
+                size_t n = strcspn(p, " :");
+                snprintf(type, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
+                const char *kind = "asan";
+                if (strcmp(type, "stack-overflow") == 0)
+                        kind = "stack-overflow";
+                else if (strstr(line, "allocation-size-too-big") ||
+                         strstr(line, "requested allocation size") ||
+                         strstr(line, "out of memory") || strstr(line, "out-of-memory"))
+                        kind = "oom";
+                snprintf(ret->kind, sizeof(ret->kind), "%s", kind);
+                snprintf(ret->message, sizeof(ret->message), "AddressSanitizer: %s", p);
+                return true;
+        }
+        if ((p = strstr(line, "ERROR: snapfuzz: malloc-limit: "))) {
+                snprintf(ret->kind, sizeof(ret->kind), "oom");
+                snprintf(type, cap, "malloc-limit");
+                snprintf(ret->message, sizeof(ret->message), "malloc limit: %s",
+                         p + strlen("ERROR: snapfuzz: malloc-limit: "));
+                return true;
+        }
+        if ((p = strstr(line, "ERROR: LeakSanitizer: "))) {
+                snprintf(ret->kind, sizeof(ret->kind), "leak");
+                snprintf(type, cap, "leak");
+                snprintf(ret->message, sizeof(ret->message), "LeakSanitizer: %s",
+                         p + strlen("ERROR: LeakSanitizer: "));
+                return true;
+        }
+        if ((p = strstr(line, "ERROR: MemorySanitizer: "))) {
+                p += strlen("ERROR: MemorySanitizer: ");
+                size_t n = strcspn(p, " :");
+                snprintf(type, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
+                snprintf(ret->kind, sizeof(ret->kind), "msan");
+                snprintf(ret->message, sizeof(ret->message), "MemorySanitizer: %s", p);
+                return true;
+        }
+        if ((p = strstr(line, "runtime error: "))) {
+                const char *what = p + strlen("runtime error: ");
+                /* The type is the error's wording up to the first operand
+                 * ("signed integer overflow", "load of misaligned address"). */
+                size_t n = strcspn(what, ":0123456789'");
+                while (n > 0 && what[n - 1] == ' ')
+                        n--;
+                snprintf(type, cap, "%.*s", (int)(n < cap ? n : cap - 1), what);
+                snprintf(ret->kind, sizeof(ret->kind), "ubsan");
+                snprintf(ret->message, sizeof(ret->message), "UndefinedBehaviorSanitizer: %s",
+                         line);
+                return true;
+        }
+        return false;
+}
+
 void classify_death(const cJSON *died, Classification *ret)
 {
         const char *reason = msg_str(died, "reason", "crash");
@@ -117,8 +201,14 @@ void classify_death(const cJSON *died, Classification *ret)
 
         memset(ret, 0, sizeof(*ret));
         ret->is_crash = strcmp(reason, "stopped") != 0;
+        const char *report = msg_str(died, "sanitizer_report", NULL);
+        char san_type[64] = "";
 
-        if (strcmp(reason, "timeout") == 0) {
+        if (strcmp(reason, "crash") == 0 && report &&
+            classify_report(report, ret, san_type, sizeof(san_type))) {
+                /* The sanitizer said what went wrong; the signal is only how
+                 * it ended the process. */
+        } else if (strcmp(reason, "timeout") == 0) {
                 snprintf(ret->kind, sizeof(ret->kind), "timeout");
                 snprintf(ret->message, sizeof(ret->message),
                          "the target ran longer than the timeout on one input");
@@ -170,6 +260,8 @@ void classify_death(const cJSON *died, Classification *ret)
         if (strcmp(ret->kind, "sandbox") == 0 && death)
                 sig_add(ret->signature, sizeof(ret->signature),
                         msg_str(death, "syscall_name", "?"));
+        if (san_type[0])
+                sig_add(ret->signature, sizeof(ret->signature), san_type);
         if (strcmp(ret->kind, "exit") == 0) {
                 char code[32];
                 snprintf(code, sizeof(code), "status %d", exit_code);
@@ -185,7 +277,7 @@ void classify_death(const cJSON *died, Classification *ret)
                 if (classify_frame_is_runtime(f) || !cJSON_GetObjectItemCaseSensitive(f, "module"))
                         continue;
                 char name[256];
-                frame_name(f, name, sizeof(name));
+                frame_name(f, taken == 0, name, sizeof(name));
                 sig_add(ret->signature, sizeof(ret->signature), name);
                 taken++;
         }

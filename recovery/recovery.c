@@ -1,7 +1,8 @@
 /*
  * One job at a time, in the order the coordinator sends them. The
- * verification worker is started on the first job (so a run that finds
- * nothing never pays for it) and started again if it ever goes away.
+ * verification worker is loaded as soon as the coordinator's workers have
+ * loaded the target (so the first crash is verified as fast as later
+ * ones) and started again if it goes away.
  * Verification runs the rebuilt bytes exactly once, with the run's timeout
  * and memory limit, in a runner forked from the snapshot: the same code
  * path as fuzzing and as `snapfuzz reproduce`.
@@ -20,8 +21,10 @@
 #include "core/msg.h"
 #include "core/wproc.h"
 #include "recovery/classify.h"
+#include "recovery/minimize.h"
 #include "recovery/recovery.h"
 #include "recovery/replay.h"
+#include "recovery/symbolize.h"
 
 #include "snapfuzz/banned.h"
 
@@ -44,7 +47,7 @@ static cJSON *record_json(const void *region, const RecordLayout *l)
         cJSON_AddNumberToObject(j, "version", h->version);
         cJSON_AddNumberToObject(j, "mutator_version", h->mutator_version);
         cJSON_AddNumberToObject(j, "batch_id", (double)h->batch_id);
-        cJSON_AddStringToObject(j, "mode", h->mode == RECORD_MODE_EXEC ? "exec" : "fuzz");
+        cJSON_AddStringToObject(j, "mode", record_mode_name((RecordMode)h->mode));
         cJSON_AddNumberToObject(j, "iteration", (double)h->count);
         cJSON_AddNumberToObject(j, "iters", (double)h->iters);
         add_hex(j, "seed", h->seed);
@@ -65,6 +68,9 @@ static cJSON *record_json(const void *region, const RecordLayout *l)
                                                 (double)((h->count - 1) % h->chain_len));
                         add_hex(slot, "rng_state", s->rng.state);
                         add_hex(slot, "rng_inc", s->rng.inc);
+                        /* The comparison table the chain's mutations read
+                         * (0: none); its entries are in the record. */
+                        cJSON_AddNumberToObject(slot, "cmp_gen", (double)s->cmp_gen);
                 }
         }
         return j;
@@ -75,29 +81,42 @@ typedef struct Helper {
         Wproc *verifier;
         uint8_t *buf;
         RecordLayout layout;
+        /* A new crash (its input is in buf) to minimize once its "stored"
+         * event has been sent. */
+        bool minimize_pending;
+        Classification minimize_want;
+        size_t minimize_len;
 } Helper;
+
+/* Starts the verification worker if it is not running. */
+static int helper_start_verifier(Helper *hp)
+{
+        char err[512];
+        if (hp->verifier)
+                return 0;
+        WprocConfig wc = {
+            .target = hp->cfg->target,
+            .max_len = hp->cfg->max_len,
+            .timeout_ms = hp->cfg->timeout_ms,
+            .rss_limit_mb = hp->cfg->rss_limit_mb,
+            .malloc_limit_mb = hp->cfg->malloc_limit_mb,
+            .sandbox = hp->cfg->sandbox,
+            .sandbox_policy = hp->cfg->sandbox_policy,
+            .cov_fd = -1,
+        };
+        int r = wproc_spawn(&hp->verifier, &wc, err, sizeof(err));
+        if (r < 0)
+                log_warn("recovery: cannot start the verification worker: %s", err);
+        return r;
+}
 
 static int helper_verify(Helper *hp, const uint8_t *data, size_t len, cJSON **ret)
 {
-        char err[512];
         for (int attempt = 0; attempt < 2; attempt++) {
-                if (!hp->verifier) {
-                        WprocConfig wc = {
-                            .target = hp->cfg->target,
-                            .max_len = hp->cfg->max_len,
-                            .timeout_ms = hp->cfg->timeout_ms,
-                            .rss_limit_mb = hp->cfg->rss_limit_mb,
-                            .sandbox = hp->cfg->sandbox,
-                            .sandbox_policy = hp->cfg->sandbox_policy,
-                            .cov_fd = -1,
-                        };
-                        int r = wproc_spawn(&hp->verifier, &wc, err, sizeof(err));
-                        if (r < 0) {
-                                log_warn("recovery: cannot start the verification worker: %s", err);
-                                return r;
-                        }
-                }
-                int r = wproc_exec(hp->verifier, data, len, ret);
+                int r = helper_start_verifier(hp);
+                if (r < 0)
+                        return r;
+                r = wproc_exec(hp->verifier, data, len, ret);
                 if (r == 0)
                         return 0;
                 wproc_free(hp->verifier);
@@ -106,10 +125,101 @@ static int helper_verify(Helper *hp, const uint8_t *data, size_t len, cJSON **re
         return -EIO;
 }
 
+#define HELPER_HISTORY_PROBES 24
+#define HELPER_HISTORY_BUDGET_MS 30000
+#define HELPER_SEQUENCE_FILES 4096
+
+/* Re-runs iterations @first..count of the dead runner's batch in a fresh
+ * runner. Returns true when it dies the same way at the same iteration. */
+static bool helper_history_crashes(Helper *hp, const void *job, uint64_t first,
+                                   const Classification *want, cJSON **ret_died)
+{
+        const RecordHeader *h = job;
+        WprocBatch b;
+        cJSON *ev = NULL;
+        replay_history_batch(job, &hp->layout, first, h->count, &b);
+        if (!hp->verifier || wproc_run_batch(hp->verifier, &b, &ev) < 0) {
+                cJSON_Delete(ev);
+                return false;
+        }
+        bool same = false;
+        if (strcmp(msg_str(ev, "type", ""), "died") == 0 &&
+            (uint64_t)msg_int(ev, "count", 0) == h->count) {
+                Classification c;
+                classify_death(ev, &c);
+                same = c.is_crash && strcmp(c.kind, want->kind) == 0;
+        }
+        if (same && ret_died) {
+                cJSON_Delete(*ret_died);
+                *ret_died = ev;
+        } else {
+                cJSON_Delete(ev);
+        }
+        return same;
+}
+
+/* A crash that the last input alone does not reproduce may need what ran
+ * before it in the same runner (a table that fills up, a leaked counter).
+ * The runner's whole history since its fork is a function of the record,
+ * so it can be replayed: first all of it, then shorter and shorter
+ * suffixes, to find the shortest one that still crashes. Returns the first
+ * iteration of that suffix, or 0 when even the whole history does not
+ * crash. */
+static uint64_t helper_find_history(Helper *hp, const void *job, const Classification *want,
+                                    cJSON **ret_died, unsigned *ret_probes)
+{
+        const RecordHeader *h = job;
+        int64_t deadline = clock_now_ms() + HELPER_HISTORY_BUDGET_MS;
+        *ret_probes = 1;
+        if (!helper_history_crashes(hp, job, 1, want, ret_died))
+                return 0;
+        /* crash(lo) holds, crash(hi) does not (hi is the input alone). */
+        uint64_t lo = 1, hi = h->count;
+        while (hi - lo > 1 && *ret_probes < HELPER_HISTORY_PROBES && clock_now_ms() < deadline) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                (*ret_probes)++;
+                if (helper_history_crashes(hp, job, mid, want, ret_died))
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+typedef struct SequenceFiles {
+        CrashFile *files;
+        char (*names)[32];
+        uint8_t **data;
+        size_t n;
+} SequenceFiles;
+
+static int sequence_collect(void *ctx, uint64_t k, const uint8_t *data, size_t len)
+{
+        SequenceFiles *s = ctx;
+        uint8_t *copy = malloc(len ? len : 1);
+        if (!copy)
+                return 1;
+        memcpy(copy, data, len);
+        snprintf(s->names[s->n], sizeof(s->names[0]), "sequence/%08llu", (unsigned long long)k);
+        s->data[s->n] = copy;
+        s->files[s->n] = (CrashFile){.name = s->names[s->n], .data = copy, .len = len};
+        s->n++;
+        return 0;
+}
+
+static void sequence_free(SequenceFiles *s)
+{
+        for (size_t i = 0; i < s->n; i++)
+                free(s->data[i]);
+        free(s->files);
+        free(s->names);
+        free(s->data);
+}
+
 static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
 {
         int64_t started = clock_now_ms();
-        const cJSON *died = cJSON_GetObjectItemCaseSensitive(cmd, "died");
+        cJSON *died = cJSON_GetObjectItemCaseSensitive(cmd, "died");
         int64_t died_at = msg_int(cmd, "died_at_ms", started);
         size_t len = 0;
         cJSON *out;
@@ -120,6 +230,10 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
                 if (out) {
                         cJSON_AddNumberToObject(out, "job", (double)msg_int(cmd, "job", 0));
                         cJSON_AddStringToObject(out, "why", record_problem_str((RecordProblem)-r));
+                        /* Dying before the first input is no crash of the
+                         * target's (a kill during start-up). */
+                        if (-r == RECORD_NO_INPUT)
+                                cJSON_AddBoolToObject(out, "no_input", 1);
                 }
                 return out;
         }
@@ -137,14 +251,34 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
                         reproduced = vc.is_crash;
                 }
         }
+        /* Not reproduced alone: replay the runner's history. A SIGKILL from
+         * outside depends on nothing the target did, so it is not tried. */
+        const RecordHeader *jh = job;
+        uint64_t history_first = 0;
+        unsigned history_probes = 0;
+        if (!reproduced && c.is_crash && strcmp(c.kind, "killed") != 0 &&
+            (jh->mode == RECORD_MODE_FUZZ || jh->mode == RECORD_MODE_SEEDS) && jh->count > 1) {
+                history_first = helper_find_history(hp, job, &c, &verify, &history_probes);
+                if (history_first) {
+                        reproduced = true;
+                        classify_death(verify, &vc);
+                }
+        }
         int64_t verified = clock_now_ms();
 
         /* The report's stack comes from the original death; when that one
          * has none (a SIGKILL leaves no chance to unwind) and verification
          * reproduced the same kind, its stack is used instead. */
-        const cJSON *death = cJSON_GetObjectItemCaseSensitive(died, "death");
+        cJSON *death = cJSON_GetObjectItemCaseSensitive(died, "death");
         if (!death && reproduced && strcmp(vc.kind, c.kind) == 0)
                 death = cJSON_GetObjectItemCaseSensitive(verify, "death");
+
+        /* Names from debug info make signatures survive rebuilds and reports
+         * readable; symbolizing happens here, outside the sandbox, once the
+         * input is safe, and the signature is taken again with them. */
+        symbolize_frames(cJSON_GetObjectItemCaseSensitive(death, "frames"), true);
+        classify_death(died, &c);
+        int64_t symbolized = clock_now_ms();
 
         cJSON *report = cJSON_CreateObject();
         char sha[SHA1_HEX_LEN];
@@ -180,10 +314,44 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         if (output)
                 cJSON_AddStringToObject(report, "output", output);
         cJSON_AddItemToObject(report, "record", record_json(job, &hp->layout));
+        SequenceFiles seq = {0};
+        CrashFile *files = NULL;
+        size_t n_files = 0;
+        if (history_first) {
+                uint64_t n = jh->count - history_first + 1;
+                cJSON *st = cJSON_AddObjectToObject(report, "state_dependent");
+                cJSON_AddNumberToObject(st, "first", (double)history_first);
+                cJSON_AddNumberToObject(st, "last", (double)jh->count);
+                cJSON_AddNumberToObject(st, "length", (double)n);
+                cJSON_AddNumberToObject(st, "probes", history_probes);
+                cJSON_AddStringToObject(st, "how",
+                                        "the last input alone does not crash; the inputs of "
+                                        "iterations first..last, run in order in one runner, do. "
+                                        "'record' replays them; sequence/ holds them as files.");
+                /* The record replays the sequence; the inputs themselves are
+                 * kept as files too when there are not too many. */
+                size_t cap = n <= HELPER_SEQUENCE_FILES ? (size_t)n : 0;
+                seq.files = calloc(cap + 1, sizeof(CrashFile));
+                seq.names = calloc(cap + 1, sizeof(seq.names[0]));
+                seq.data = calloc(cap + 1, sizeof(uint8_t *));
+                uint8_t *tmp = malloc(hp->layout.max_len);
+                if (seq.files && seq.names && seq.data && tmp) {
+                        if (cap)
+                                replay_range(job, &hp->layout, history_first, jh->count,
+                                             sequence_collect, &seq, tmp);
+                        seq.files[seq.n] = (CrashFile){
+                            .name = "record", .data = job, .len = hp->layout.record_size};
+                        files = seq.files;
+                        n_files = seq.n + 1;
+                }
+                free(tmp);
+                cJSON_AddBoolToObject(st, "sequence_files", cap > 0);
+        }
         cJSON *limits = cJSON_AddObjectToObject(report, "limits");
         if (limits) {
                 cJSON_AddNumberToObject(limits, "timeout_ms", hp->cfg->timeout_ms);
                 cJSON_AddNumberToObject(limits, "rss_limit_mb", hp->cfg->rss_limit_mb);
+                cJSON_AddNumberToObject(limits, "malloc_limit_mb", hp->cfg->malloc_limit_mb);
                 cJSON_AddNumberToObject(limits, "max_len", (double)hp->cfg->max_len);
                 cJSON_AddStringToObject(limits, "sandbox", hp->cfg->sandbox);
         }
@@ -197,13 +365,22 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         if (times) {
                 cJSON_AddNumberToObject(times, "rebuild_ms", (double)(rebuilt - started));
                 cJSON_AddNumberToObject(times, "verify_ms", (double)(verified - rebuilt));
+                cJSON_AddNumberToObject(times, "symbolize_ms", (double)(symbolized - verified));
                 cJSON_AddNumberToObject(times, "death_to_verified_ms",
                                         (double)(verified - died_at));
         }
 
         bool is_new = false;
-        r = crashstore_put(hp->cfg->out_dir, report, hp->buf, len, &is_new);
+        r = crashstore_put_files(hp->cfg->out_dir, report, hp->buf, len, files, n_files, &is_new);
+        sequence_free(&seq);
         int64_t stored = clock_now_ms();
+        /* A state-dependent crash needs its history, which the minimizer
+         * (one input per runner) cannot shrink: it is left as it is. */
+        if (r == 0 && is_new && reproduced && !history_first) {
+                hp->minimize_pending = true;
+                hp->minimize_want = c;
+                hp->minimize_len = len;
+        }
         cJSON_Delete(verify);
         cJSON_Delete(report);
 
@@ -254,12 +431,24 @@ int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_r
                         reply = helper_job(&hp, cmd, job_region);
                 else if (strcmp(type, "ping") == 0)
                         reply = msg_new("pong");
+                else if (strcmp(type, "prepare") == 0)
+                        /* The target loads (the coordinator's workers said
+                         * hello): load it ahead too, so that the first crash
+                         * is verified as fast as later ones. */
+                        (void)helper_start_verifier(&hp);
                 cJSON_Delete(cmd);
                 if (reply) {
                         r = msg_send(evt_fd, reply);
                         cJSON_Delete(reply);
                         if (r < 0)
                                 break;
+                }
+                /* After the reply, so minimization never delays a crash's
+                 * report; the coordinator's next job waits in the pipe. */
+                if (hp.minimize_pending) {
+                        hp.minimize_pending = false;
+                        (void)minimize_auto(hp.verifier, cfg->out_dir, &hp.minimize_want, hp.buf,
+                                            hp.minimize_len, cfg->minimize_ms);
                 }
         }
         msg_reader_deinit(&reader);

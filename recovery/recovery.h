@@ -11,6 +11,7 @@
  * after copying the record into the shared job area; the helper answers
  *   {"type":"stored","job":N,"id":..,"kind":..,"new":bool,"reproduced":bool,...}
  * or {"type":"lost","job":N,"why":..} when the record cannot be trusted.
+ * {"type":"prepare"} (no answer) loads the verification worker ahead.
  */
 #pragma once
 
@@ -22,7 +23,9 @@ typedef struct RecoveryConfig {
         size_t max_len;
         unsigned timeout_ms;
         unsigned rss_limit_mb;
+        unsigned malloc_limit_mb;
         const char *sandbox;
+        unsigned minimize_ms;       /* budget of the automatic minimization; 0: none */
         const char *sandbox_policy; /* JSON, or NULL */
 } RecoveryConfig;
 

@@ -2,9 +2,11 @@
  * A runner's PRNG starts from prng_seed(seed, batch_id) and advances only
  * through mutator_mutate(), so there are two ways to rebuild iteration k:
  * from the slot that the runner saved at the start of k's chain (s+1
- * mutations), or from the seed (every mutation of the batch up to k). The
- * first is what recovery uses; the second reaches iterations whose chain
- * slot has been overwritten, and lets tests cross-check the first.
+ * mutations, reading the comparison table the slot names), or from the seed
+ * (every mutation of the batch up to k, each chain reading the table the
+ * record says it read). The first is what recovery uses; the second
+ * reaches iterations whose chain slot has been overwritten, replays
+ * histories, and lets tests cross-check the first.
  */
 #include <string.h>
 
@@ -20,8 +22,28 @@ static void replay_ctx(const void *region, const RecordLayout *l, MutatorCtx *ct
         ctx->partner = record_partner((void *)region, l);
         ctx->partner_len = h->partner_len;
         ctx->dict = NULL;
+        ctx->cmp = NULL;
+        ctx->trace = NULL;
         if (h->table_len && mutator_dict_parse(dict, record_table((void *)region, l), h->table_len))
                 ctx->dict = dict;
+}
+
+/* Iteration @k of a seed list: its k-th entry. */
+static int replay_seed(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
+                       size_t *ret_len)
+{
+        const RecordHeader *h = region;
+        size_t cursor = 0;
+        uint64_t at = 1;
+        const uint8_t *entry;
+        uint32_t len;
+        if (record_seed_at(record_base((void *)region, l), h->base_len, k, &cursor, &at, &entry,
+                           &len) < 0 ||
+            len > l->max_len)
+                return -(int)RECORD_BAD_COUNT;
+        memcpy(ret, entry, len);
+        *ret_len = len;
+        return 0;
 }
 
 static int replay_check(const void *region, const RecordLayout *l, uint64_t k)
@@ -48,13 +70,19 @@ int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k
         int r = replay_check(region, l, k);
         if (r < 0)
                 return r;
+        if (h->mode == RECORD_MODE_SEEDS)
+                return replay_seed(region, l, k, ret, ret_len);
         memcpy(ret, base, h->base_len);
         len = h->base_len;
         if (h->mode == RECORD_MODE_FUZZ) {
+                RecordCmpIndex ix;
+                if (record_cmp_index(region, l, &ix) != RECORD_OK)
+                        return -(int)RECORD_BAD_CMP;
                 replay_ctx(region, l, &ctx, &dict);
                 prng_seed(&rng, h->seed, h->batch_id);
                 for (uint64_t i = 0; i < k; i++) {
                         if (i % h->chain_len == 0) {
+                                ctx.cmp = record_cmp_lookup(&ix, i / h->chain_len);
                                 memcpy(ret, base, h->base_len);
                                 len = h->base_len;
                         }
@@ -75,6 +103,8 @@ int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8
         int r = replay_check(region, l, k);
         if (r < 0)
                 return r;
+        if (h->mode == RECORD_MODE_SEEDS)
+                return replay_seed(region, l, k, ret, ret_len);
         if (h->mode != RECORD_MODE_FUZZ) {
                 memcpy(ret, record_base((void *)region, l), h->base_len);
                 *ret_len = h->base_len;
@@ -83,12 +113,14 @@ int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8
         uint64_t chain = (k - 1) / h->chain_len;
         uint64_t steps = (k - 1) % h->chain_len + 1;
         const RecordChainSlot *s = &h->slot[chain & 1];
-        if (s->chain != chain || s->check != record_slot_check(&s->rng, s->chain))
+        if (s->chain != chain || s->check != record_slot_check(&s->rng, s->chain, s->cmp_gen))
                 return replay_input_from_seed(region, l, k, ret, ret_len);
 
         SfPrng rng = s->rng;
         size_t len = h->base_len;
         replay_ctx(region, l, &ctx, &dict);
+        if (record_chain_cmp(region, l, s, &ctx.cmp) != RECORD_OK)
+                return -(int)RECORD_BAD_CMP;
         memcpy(ret, record_base((void *)region, l), len);
         for (uint64_t i = 0; i < steps; i++)
                 len = mutator_mutate(&ctx, &rng, ret, len, l->max_len);
@@ -102,4 +134,67 @@ int replay_input(const void *region, const RecordLayout *l, uint8_t *ret, size_t
         uint64_t count = __atomic_load_n(&h->count, __ATOMIC_ACQUIRE);
         /* A torn slot is not fatal: replay_input_at falls back to the seed. */
         return replay_input_at(region, l, count, ret, ret_len);
+}
+
+void replay_history_batch(const void *region, const RecordLayout *l, uint64_t first, uint64_t last,
+                          WprocBatch *ret)
+{
+        const RecordHeader *h = region;
+        *ret = (WprocBatch){
+            .batch_id = h->batch_id,
+            .mode = (RecordMode)h->mode,
+            .iters = last,
+            .seed = h->seed,
+            .chain_len = h->chain_len,
+            .base = record_base((void *)region, l),
+            .base_len = h->base_len,
+            .partner = record_partner((void *)region, l),
+            .partner_len = h->partner_len,
+            .table = record_table((void *)region, l),
+            .table_len = h->table_len,
+            .cmp = h->cmp_gens ? record_cmp((void *)region, l, 1) : NULL,
+            .cmp_gens = h->cmp_gens <= RECORD_CMP_TABLES ? h->cmp_gens : 0,
+            .first = first,
+            .replay = 1,
+        };
+}
+
+int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint64_t last,
+                 int (*fn)(void *ctx, uint64_t k, const uint8_t *data, size_t len), void *ctx,
+                 uint8_t *buf)
+{
+        const RecordHeader *h = region;
+        const uint8_t *base = record_base((void *)region, l);
+        static MutatorDict dict;
+        MutatorCtx mctx;
+        RecordCmpIndex ix;
+        SfPrng rng;
+
+        int r = replay_check(region, l, last);
+        if (r < 0)
+                return r;
+        if (h->mode == RECORD_MODE_FUZZ && record_cmp_index(region, l, &ix) != RECORD_OK)
+                return -(int)RECORD_BAD_CMP;
+        replay_ctx(region, l, &mctx, &dict);
+        prng_seed(&rng, h->seed, h->batch_id);
+        size_t len = h->base_len;
+        memcpy(buf, base, len);
+        for (uint64_t k = 1; k <= last; k++) {
+                if (h->mode == RECORD_MODE_SEEDS) {
+                        if (k < first)
+                                continue;
+                        if (replay_seed(region, l, k, buf, &len) < 0)
+                                break;
+                } else if (h->mode == RECORD_MODE_FUZZ) {
+                        if ((k - 1) % h->chain_len == 0) {
+                                mctx.cmp = record_cmp_lookup(&ix, (k - 1) / h->chain_len);
+                                memcpy(buf, base, h->base_len);
+                                len = h->base_len;
+                        }
+                        len = mutator_mutate(&mctx, &rng, buf, len, l->max_len);
+                }
+                if (k >= first && fn(ctx, k, buf, len))
+                        break;
+        }
+        return 0;
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/wproc.h"
 #include "snapfuzz/record.h"
 
 /* Rebuilds the input of iteration @k (1..count) of the batch in @region
@@ -21,6 +22,21 @@ int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8
 int replay_input(const void *region, const RecordLayout *l, uint8_t *ret, size_t *ret_len);
 
 /* Rebuilds iteration @k by replaying every mutation from the batch's seed,
- * ignoring the chain slots. Exposed so tests can check both paths agree. */
+ * ignoring the chain slots (each chain reads the comparison table the
+ * record's tables say it read). Exposed so tests can check both paths
+ * agree. */
 int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
                            size_t *ret_len);
+
+/* The batch that re-runs the record's history: the same seed, base, partner,
+ * table and comparison tables, iterations 1..@last, executing only
+ * @first..@last. Points into @region. */
+void replay_history_batch(const void *region, const RecordLayout *l, uint64_t first, uint64_t last,
+                          WprocBatch *ret);
+
+/* Calls @fn with the input of every iteration @first..@last, in order, in
+ * one pass from the batch's seed. Stops early when @fn returns non-zero.
+ * Returns 0 or a negative RecordProblem. */
+int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint64_t last,
+                 int (*fn)(void *ctx, uint64_t k, const uint8_t *data, size_t len), void *ctx,
+                 uint8_t *buf);

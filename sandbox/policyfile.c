@@ -514,20 +514,26 @@ int policyfile_apply(const char *name, const char *text, const cJSON *root, Poli
         }
 
         /* Moved into @policy only now: a rejected file leaves nothing. */
+        /* realloc(p, 0) may return NULL, and memcpy from NULL is undefined
+         * even for 0 bytes: an empty side is left alone. */
+        size_t n_extra = policy->n_extra + scratch.n_extra;
         PolicyRule *extra =
-            realloc(policy->extra, (policy->n_extra + scratch.n_extra) * sizeof(*extra));
+            n_extra ? realloc(policy->extra, n_extra * sizeof(*extra)) : policy->extra;
         char **dirs = realloc(policy->dirs, (policy->n_dirs + scratch.n_dirs + 1) * sizeof(*dirs));
         if (extra)
                 policy->extra = extra;
         if (dirs)
                 policy->dirs = dirs;
-        if (!extra || !dirs) {
+        if ((n_extra && !extra) || !dirs) {
                 r = -ENOMEM;
                 goto fail_scratch;
         }
-        memcpy(policy->extra + policy->n_extra, scratch.extra, scratch.n_extra * sizeof(*extra));
+        if (scratch.n_extra)
+                memcpy(policy->extra + policy->n_extra, scratch.extra,
+                       scratch.n_extra * sizeof(*extra));
         policy->n_extra += scratch.n_extra;
-        memcpy(policy->dirs + policy->n_dirs, scratch.dirs, scratch.n_dirs * sizeof(*dirs));
+        if (scratch.n_dirs)
+                memcpy(policy->dirs + policy->n_dirs, scratch.dirs, scratch.n_dirs * sizeof(*dirs));
         policy->n_dirs += scratch.n_dirs;
         free(scratch.extra);
         free(scratch.dirs);

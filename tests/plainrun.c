@@ -188,25 +188,22 @@ err_data:
         return r;
 }
 
+/* The target wrote into its const input (libFuzzer reports the same). */
+#define PLAINRUN_EXIT_OVERWRITE 98
+
 int main(int argc, char **argv)
 {
         TargetTestOneInput test_one;
         TargetInitialize init;
         char path[4096];
-        uint8_t *data = NULL;
-        size_t size = 0;
         void *lib;
         int r;
 
-        if (argc != 3) {
-                fprintf(stderr, "usage: %s TARGET.so INPUT_FILE\n", argv[0]);
-                return PLAINRUN_EXIT_ERROR;
-        }
-
-        /* Read the input first, so a bad path is reported before the target runs any code. */
-        r = read_file(argv[2], &data, &size);
-        if (r < 0) {
-                fprintf(stderr, "plainrun: %s: %s\n", argv[2], strerror(-r));
+        if (argc < 3) {
+                fprintf(stderr,
+                        "usage: %s TARGET.so INPUT_FILE...\n"
+                        "runs the inputs in order, in one process\n",
+                        argv[0]);
                 return PLAINRUN_EXIT_ERROR;
         }
 
@@ -217,32 +214,50 @@ int main(int argc, char **argv)
                 r = snprintf(path, sizeof(path), "./%s", argv[1]);
         if (r < 0 || (size_t)r >= sizeof(path)) {
                 fprintf(stderr, "plainrun: %s: path too long\n", argv[1]);
-                free(data);
                 return PLAINRUN_EXIT_ERROR;
         }
 
         lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!lib) {
                 fprintf(stderr, "plainrun: %s\n", dlerror());
-                free(data);
                 return PLAINRUN_EXIT_ERROR;
         }
         test_one = (TargetTestOneInput)dlsym(lib, TARGET_SYM_TEST);
         if (!test_one) {
                 fprintf(stderr, "plainrun: %s: no %s\n", argv[1], TARGET_SYM_TEST);
-                free(data);
                 return PLAINRUN_EXIT_ERROR;
         }
         init = (TargetInitialize)dlsym(lib, TARGET_SYM_INIT);
         if (init) {
                 /* libFuzzer passes its own argv; the target sees plainrun's. */
-                (void)init(&argc, &argv);
+                int iargc = 2;
+                char **iargv = argv;
+                (void)init(&iargc, &iargv);
         }
 
-        /* Even an empty input comes with a valid pointer, as in libFuzzer. */
-        (void)test_one(data, size);
-
-        free(data);
+        /* Several inputs run in order in this one process: that is how a
+         * state-dependent crash's sequence is replayed. */
+        for (int i = 2; i < argc; i++) {
+                uint8_t *data = NULL, *copy;
+                size_t size = 0;
+                r = read_file(argv[i], &data, &size);
+                if (r < 0) {
+                        fprintf(stderr, "plainrun: %s: %s\n", argv[i], strerror(-r));
+                        return PLAINRUN_EXIT_ERROR;
+                }
+                copy = malloc(size ? size : 1);
+                if (!copy)
+                        return PLAINRUN_EXIT_ERROR;
+                memcpy(copy, data, size);
+                /* Even an empty input comes with a valid pointer, as in libFuzzer. */
+                (void)test_one(data, size);
+                if (memcmp(copy, data, size) != 0) {
+                        fprintf(stderr, "plainrun: the target wrote into its const input\n");
+                        return PLAINRUN_EXIT_OVERWRITE;
+                }
+                free(copy);
+                free(data);
+        }
         /* The library stays loaded: its destructors run at exit, as in a fuzzer. */
         return 0;
 }

@@ -4,6 +4,7 @@
  * clear error instead of a wrong answer.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,76 @@ Test(crashstore, corrupt_or_truncated_records_are_reported)
         cr_expect_eq(crashstore_load(dir, "feedfacefeedface", &got, &input, &len, err, sizeof(err)),
                      CRASHSTORE_ERR_CORRUPT);
         cr_expect(strstr(err, "not valid JSON"), "%s", err);
+}
+
+Test(crashstore, minimized_input_and_updated_fields_are_stored_atomically)
+{
+        char dir[] = "/tmp/sf-cs-XXXXXX";
+        cr_assert_not_null(mkdtemp(dir));
+        bool is_new;
+        cJSON *r = report("0000aaaa0000bbbb");
+        cr_assert_eq(crashstore_put(dir, r, (const uint8_t *)"wxyz", 4, &is_new), 0);
+        cJSON_Delete(r);
+
+        uint8_t *min;
+        size_t len;
+        cr_expect_eq(crashstore_load_minimized(dir, "0000aaaa0000bbbb", &min, &len), -ENOENT);
+        cr_assert_eq(crashstore_put_minimized(dir, "0000aaaa0000bbbb", (const uint8_t *)"y", 1), 0);
+        cr_assert_eq(crashstore_load_minimized(dir, "0000aaaa0000bbbb", &min, &len), 0);
+        cr_expect_eq(len, 1);
+        cr_expect_eq(min[0], 'y');
+        free(min);
+        cr_expect_eq(crashstore_put_minimized(dir, "ffff000000000000", (const uint8_t *)"y", 1),
+                     -ENOENT, "no crash, no minimized file");
+
+        cJSON *fields = cJSON_CreateObject();
+        cJSON_AddNumberToObject(fields, "minimized_len", 1);
+        cJSON_AddStringToObject(fields, "kind", "abort");
+        cr_assert_eq(crashstore_update(dir, "0000aaaa0000bbbb", fields), 0);
+        cJSON_Delete(fields);
+
+        cJSON *got;
+        uint8_t *input;
+        char err[256];
+        cr_assert_eq(crashstore_load(dir, "0000aaaa0000bbbb", &got, &input, &len, err, sizeof(err)),
+                     0, "%s", err);
+        cr_expect_eq(msg_int(got, "minimized_len", -1), 1);
+        cr_expect_str_eq(msg_str(got, "kind", ""), "abort", "a field is replaced, not doubled");
+        cr_expect_str_eq(msg_str(got, "target", ""), "/x/target.so", "other fields stay");
+        cr_expect_eq(msg_int(got, "count", 0), 1);
+        int kinds = 0;
+        const cJSON *f;
+        cJSON_ArrayForEach(f, got)
+        {
+                kinds += strcmp(f->string, "kind") == 0;
+        }
+        cr_expect_eq(kinds, 1);
+        cJSON_Delete(got);
+        free(input);
+}
+
+Test(crashstore, list_gives_sorted_ids_and_skips_temporary_entries)
+{
+        char dir[] = "/tmp/sf-cs-XXXXXX", path[256];
+        cr_assert_not_null(mkdtemp(dir));
+        char **ids;
+        size_t n;
+        cr_expect_eq(crashstore_list(dir, &ids, &n), -ENOENT);
+        bool is_new;
+        const char *put[] = {"bbbb000000000000", "aaaa000000000000", "cccc000000000000"};
+        for (int i = 0; i < 3; i++) {
+                cJSON *r = report(put[i]);
+                cr_assert_eq(crashstore_put(dir, r, (const uint8_t *)"abcd", 4, &is_new), 0);
+                cJSON_Delete(r);
+        }
+        snprintf(path, sizeof(path), "%s/crashes/.tmp.dddd000000000000.1", dir);
+        cr_assert_eq(mkdir(path, 0755), 0);
+        cr_assert_eq(crashstore_list(dir, &ids, &n), 0);
+        cr_assert_eq(n, 3);
+        cr_expect_str_eq(ids[0], "aaaa000000000000");
+        cr_expect_str_eq(ids[1], "bbbb000000000000");
+        cr_expect_str_eq(ids[2], "cccc000000000000");
+        crashstore_ids_free(ids, n);
 }
 
 static cJSON *died(const char *reason, int sig, const char *frames_json)

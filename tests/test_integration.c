@@ -177,7 +177,7 @@ Test(integration, a_crashing_seed_is_reported_from_the_warm_up_pass, .timeout = 
         sf_run_free(&r);
         char *id = sf_only_crash(out);
         char *rec = sf_crash_field(out, id, "record");
-        cr_expect(strstr(rec, "\"mode\":\"exec\""), "the seed ran unmutated: %s", rec);
+        cr_expect(strstr(rec, "\"mode\":\"seeds\""), "the seed ran unmutated: %s", rec);
         cr_expect(strstr(rec, "\"iteration\":1"), "%s", rec);
         free(rec);
         snprintf(path, sizeof(path), "%s/crashes/%s/input", out, id);
@@ -185,5 +185,38 @@ Test(integration, a_crashing_seed_is_reported_from_the_warm_up_pass, .timeout = 
         uint8_t *in = sf_read(path, &len);
         cr_expect_eq(len, strlen("X crashes at once"));
         cr_expect_arr_eq(in, "X crashes at once", len, "the stored input is the seed itself");
+        free(in);
+}
+
+Test(integration, many_seeds_run_in_few_runners_and_the_crashing_one_is_found, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char seeds[512], out[512], path[700];
+        snprintf(seeds, sizeof(seeds), "%s/seeds", dir);
+        snprintf(out, sizeof(out), "%s/out", dir);
+        mkdir(seeds, 0755);
+        /* 300 harmless seeds, and one that exits, in the middle by name. */
+        for (int i = 0; i < 300; i++) {
+                snprintf(path, sizeof(path), "%s/seed-%03d", seeds, i);
+                FILE *fp = fopen(path, "wb");
+                fprintf(fp, i == 150 ? "X marks seed %d" : "harmless seed %d", i);
+                fclose(fp);
+        }
+        SfRun r;
+        const char *args[] = {"run", sf_target("exits"), seeds,     "--out", out, "--workers",
+                              "1",   "--runs",           "1000000", NULL};
+        sf_run(&r, 60, args);
+        cr_assert_eq(r.exit_code, 1, "stderr:\n%s", r.err);
+        sf_run_free(&r);
+        char *id = sf_only_crash(out);
+        snprintf(path, sizeof(path), "%s/crashes/%s/input", out, id);
+        size_t len;
+        uint8_t *in = sf_read(path, &len);
+        cr_expect_eq(len, strlen("X marks seed 150"));
+        cr_expect_arr_eq(in, "X marks seed 150", len, "the crashing seed, byte for byte");
+        char *rec = sf_crash_field(out, id, "record");
+        cr_expect(strstr(rec, "\"mode\":\"seeds\""), "%s", rec);
+        cr_expect(strstr(rec, "\"iteration\":151"), "the 151st seed of the list: %s", rec);
+        free(rec);
         free(in);
 }

@@ -31,6 +31,37 @@ static const char *const dict_words[] = {"MAGIC!",           "<?xml", "\xff\xfe"
 static uint8_t dict_table[512];
 static MutatorDict dict;
 
+/* A comparison table with one entry of each kind. */
+static CmpTable cmp_table;
+
+static CmpIntEntry int_entry(uint64_t a, uint64_t b, unsigned width, unsigned flags)
+{
+        CmpIntEntry e = {.a = a, .b = b, .width = (uint8_t)width, .flags = (uint8_t)flags};
+        return e;
+}
+
+static CmpMemEntry mem_entry(const char *a, const char *b, unsigned flags)
+{
+        CmpMemEntry e = {
+            .len_a = (uint8_t)strlen(a), .len_b = (uint8_t)strlen(b), .flags = (uint8_t)flags};
+        memcpy(e.a, a, e.len_a);
+        memcpy(e.b, b, e.len_b);
+        return e;
+}
+
+static void cmp_fixture(void)
+{
+        memset(&cmp_table, 0, sizeof(cmp_table));
+        cmp_table.ints[0] = int_entry(0x11223344, 0xdeadbeef, 4, CMPTABLE_F_CONST);
+        cmp_table.ints[1] = int_entry(0x4142, 0x5a5b, 2, 0);
+        cmp_table.ints[2] = int_entry(0x0102030405060708, 0xcafebabefeedface, 8, 0);
+        cmp_table.n_int = 3;
+        cmp_table.mems[0] = mem_entry("ABCDEFGH", "SNAPFUZZ", 0);
+        cmp_table.mems[1] = mem_entry("helo", "hello", CMPTABLE_F_STRING);
+        cmp_table.mems[2] = mem_entry("", "needle", CMPTABLE_F_TOKEN);
+        cmp_table.n_mem = 3;
+}
+
 static void fixture_init(void)
 {
         const uint8_t *toks[ARRAY_SIZE(dict_words)];
@@ -45,11 +76,13 @@ static void fixture_init(void)
         size_t used = mutator_dict_serialize(dict_table, sizeof(dict_table), toks, lens,
                                              ARRAY_SIZE(dict_words));
         cr_assert_eq(mutator_dict_parse(&dict, dict_table, used), ARRAY_SIZE(dict_words));
+        cmp_fixture();
 }
 
 static MutatorCtx full_ctx(void)
 {
-        MutatorCtx c = {.partner = partner_bytes, .partner_len = PARTNER_LEN, .dict = &dict};
+        MutatorCtx c = {
+            .partner = partner_bytes, .partner_len = PARTNER_LEN, .dict = &dict, .cmp = &cmp_table};
         return c;
 }
 
@@ -291,6 +324,9 @@ Test(mutator, inapplicable_operators_decline_and_leave_data_alone, .init = fixtu
             {MUTATOR_OP_CROSSOVER_OVERWRITE, "", 32, true, "empty input"},
             {MUTATOR_OP_DICT_INSERT, "abc", 32, false, "no dictionary"},
             {MUTATOR_OP_DICT_OVERWRITE, "abc", 32, false, "no dictionary"},
+            {MUTATOR_OP_CMP_INT, "abcdefgh", 32, false, "no comparison table"},
+            {MUTATOR_OP_CMP_MEM, "abcdefgh", 32, false, "no comparison table"},
+            {MUTATOR_OP_CMP_INT, "", 32, true, "empty input"},
         };
 
         for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
@@ -885,6 +921,272 @@ Test(mutator, dictionary_overwrite_places_a_token, .init = fixture_init)
         }
 }
 
+/* --- Input-to-state: the comparison table ------------------------------- */
+
+/* A context whose comparison table holds only @e. */
+static MutatorCtx one_int(CmpIntEntry e)
+{
+        static CmpTable t;
+        memset(&t, 0, sizeof(t));
+        t.ints[0] = e;
+        t.n_int = 1;
+        MutatorCtx c = {.cmp = &t};
+        return c;
+}
+
+static MutatorCtx one_mem(CmpMemEntry e)
+{
+        static CmpTable t;
+        memset(&t, 0, sizeof(t));
+        t.mems[0] = e;
+        t.n_mem = 1;
+        MutatorCtx c = {.cmp = &t};
+        return c;
+}
+
+static uint64_t load_bytes(const uint8_t *p, unsigned width, bool big)
+{
+        uint64_t v = 0;
+        for (unsigned i = 0; i < width; i++)
+                v |= (uint64_t)p[big ? width - 1 - i : i] << (8 * i);
+        return v;
+}
+
+static void store_bytes(uint8_t *p, unsigned width, uint64_t v, bool big)
+{
+        for (unsigned i = 0; i < width; i++)
+                p[big ? width - 1 - i : i] = (uint8_t)(v >> (8 * i));
+}
+
+Test(mutator, cmp_int_writes_the_constant_where_the_operand_is)
+{
+        for (int big = 0; big < 2; big++) {
+                MutatorCtx ctx = one_int(int_entry(0x11223344, 0xdeadbeef, 4, CMPTABLE_F_CONST));
+                uint8_t in[24];
+                int exact = 0, plus = 0, minus = 0;
+
+                memset(in, '.', sizeof(in));
+                store_bytes(in + 7, 4, 0x11223344, big);
+                for (uint64_t s = 0; s < 400; s++) {
+                        uint8_t out[24];
+                        cr_assert_eq(apply_once(MUTATOR_OP_CMP_INT, &ctx, s, in, 24, out, 24), 24);
+                        /* One byte order per call: the other one misses the
+                         * operand and places the constant anywhere. */
+                        if (memcmp(out, in, 7) != 0 || memcmp(out + 11, in + 11, 13) != 0)
+                                continue;
+                        uint64_t v = load_bytes(out + 7, 4, big);
+                        exact += v == 0xdeadbeef;
+                        plus += v == 0xdeadbef0;
+                        minus += v == 0xdeadbeee;
+                }
+                cr_expect_gt(exact + plus + minus, 150, "the operand replaced in its byte order");
+                cr_expect_gt(exact, 100, "mostly the constant itself (%d)", exact);
+                cr_expect_gt(plus, 5);
+                cr_expect_gt(minus, 5);
+        }
+}
+
+Test(mutator, cmp_int_tries_the_other_operand_and_narrower_widths)
+{
+        /* Neither a 4-byte 0x41 nor a 4-byte 0x5a is in the input, but the
+         * byte 0x5a is: the target compared a widened byte. */
+        MutatorCtx ctx = one_int(int_entry(0x41, 0x5a, 4, 0));
+        uint8_t in[12] = "....Z.......";
+        int narrowed = 0;
+
+        for (uint64_t s = 0; s < 400; s++) {
+                uint8_t out[12];
+                cr_assert_eq(apply_once(MUTATOR_OP_CMP_INT, &ctx, s, in, 12, out, 12), 12);
+                if (memcmp(out, in, 4) == 0 && memcmp(out + 5, in + 5, 7) == 0) {
+                        cr_expect(out[4] >= 'A' - 1 && out[4] <= 'A' + 1, "wrote 0x%02x", out[4]);
+                        narrowed++;
+                }
+        }
+        cr_expect_gt(narrowed, 100, "the byte was replaced %d times", narrowed);
+}
+
+Test(mutator, cmp_int_places_an_operand_missing_from_the_input)
+{
+        MutatorCtx ctx =
+            one_int(int_entry(0x0102030405060708, 0xcafebabefeedface, 8, CMPTABLE_F_CONST));
+        uint8_t in[16];
+        memset(in, '.', sizeof(in));
+
+        for (uint64_t s = 0; s < 300; s++) {
+                uint8_t out[16], le[8], be[8];
+                bool found = false;
+                cr_assert_eq(apply_once(MUTATOR_OP_CMP_INT, &ctx, s, in, 16, out, 16), 16);
+                for (int d = -1; d <= 1 && !found; d++) {
+                        store_bytes(le, 8, 0xcafebabefeedface + (uint64_t)(int64_t)d, false);
+                        store_bytes(be, 8, 0xcafebabefeedface + (uint64_t)(int64_t)d, true);
+                        found = contains(out, 16, le, 8) || contains(out, 16, be, 8);
+                }
+                cr_assert(found, "seed %lu: the constant is nowhere", (unsigned long)s);
+        }
+}
+
+Test(mutator, cmp_mem_replaces_the_operand_found_in_the_input)
+{
+        MutatorCtx ctx = one_mem(mem_entry("ABCDEFGH", "SNAPFUZZ", 0));
+        const uint8_t in[] = "xxABCDEFGHyy";
+        const uint8_t back[] = "xxSNAPFUZZyy";
+
+        for (uint64_t s = 0; s < 300; s++) {
+                uint8_t out[12];
+                cr_assert_eq(apply_once(MUTATOR_OP_CMP_MEM, &ctx, s, in, 12, out, 12), 12);
+                cr_assert_arr_eq(out, back, 12);
+        }
+        /* Either operand can be the one in the input. */
+        for (uint64_t s = 0; s < 300; s++) {
+                uint8_t out[12];
+                cr_assert_eq(apply_once(MUTATOR_OP_CMP_MEM, &ctx, s, back, 12, out, 12), 12);
+                cr_assert_arr_eq(out, in, 12);
+        }
+}
+
+Test(mutator, cmp_mem_replaces_a_string_span_for_span)
+{
+        MutatorCtx ctx = one_mem(mem_entry("helo", "hello", CMPTABLE_F_STRING));
+        const uint8_t in[] = "say helo now";
+
+        for (uint64_t s = 0; s < 300; s++) {
+                uint8_t out[32];
+                size_t n = apply_once(MUTATOR_OP_CMP_MEM, &ctx, s, in, 12, out, 32);
+                cr_assert_eq(n, 13);
+                cr_assert_arr_eq(out, "say hello now", 13);
+        }
+        /* No room to grow: declined, nothing written. */
+        uint8_t full[12];
+        memcpy(full, in, 12);
+        SfPrng r;
+        prng_seed(&r, 1, 1);
+        cr_expect_eq(mutator_apply(MUTATOR_OP_CMP_MEM, &ctx, &r, full, 12, 12), SIZE_MAX);
+        cr_expect_arr_eq(full, in, 12);
+}
+
+Test(mutator, cmp_mem_places_a_needle_inserted_or_overwriting)
+{
+        MutatorCtx ctx = one_mem(mem_entry("", "needle", CMPTABLE_F_TOKEN));
+        uint8_t in[16];
+        int inserted = 0, overwritten = 0;
+
+        memset(in, '.', sizeof(in));
+        for (uint64_t s = 0; s < 300; s++) {
+                uint8_t out[32];
+                size_t at, n = apply_once(MUTATOR_OP_CMP_MEM, &ctx, s, in, 16, out, 32);
+                cr_assert(contains(out, n, "needle", 6));
+                if (n == 22) {
+                        cr_assert(is_insertion(in, 16, out, n, &at));
+                        inserted++;
+                } else {
+                        cr_assert_eq(n, 16);
+                        overwritten++;
+                }
+        }
+        cr_expect_gt(inserted, 50);
+        cr_expect_gt(overwritten, 50);
+}
+
+Test(mutator, comparison_operators_note_what_they_wrote)
+{
+        MutatorTrace trace = {0};
+        MutatorCtx ctx = one_mem(mem_entry("ABCDEFGH", "SNAPFUZZ", 0));
+        uint8_t buf[12];
+        SfPrng r;
+
+        ctx.trace = &trace;
+        memcpy(buf, "xxABCDEFGHyy", 12);
+        prng_seed(&r, 3, 3);
+        cr_assert_eq(mutator_apply(MUTATOR_OP_CMP_MEM, &ctx, &r, buf, 12, 12), 12);
+        cr_assert_eq(trace.n, 1);
+        cr_assert_eq(trace.len[0], 8);
+        cr_assert_arr_eq(trace.bytes[0], "SNAPFUZZ", 8);
+
+        /* One-byte writes and small numbers are not worth a dictionary
+         * entry. */
+        MutatorCtx narrow = one_int(int_entry(0x41, 0x5a, 1, CMPTABLE_F_CONST));
+        narrow.trace = &trace;
+        trace.n = 0;
+        memcpy(buf, "...A", 4);
+        cr_assert_eq(mutator_apply(MUTATOR_OP_CMP_INT, &narrow, &r, buf, 4, 12), 4);
+        cr_assert_eq(trace.n, 0);
+        MutatorCtx small = one_int(int_entry(0x41, 0xffffff80, 4, CMPTABLE_F_CONST));
+        small.trace = &trace;
+        memcpy(buf, "A\0\0\0", 4);
+        cr_assert_eq(mutator_apply(MUTATOR_OP_CMP_INT, &small, &r, buf, 4, 12), 4);
+        cr_assert_eq(trace.n, 0);
+
+        /* The trace is an output: it never changes the bytes produced. */
+        uint8_t a[64], b[64];
+        size_t la = 20, lb = 20;
+        SfPrng ra, rb;
+        MutatorCtx with = {.cmp = &cmp_table, .trace = &trace};
+        MutatorCtx without = {.cmp = &cmp_table};
+        cmp_fixture();
+        memset(a, 'q', sizeof(a));
+        memset(b, 'q', sizeof(b));
+        prng_seed(&ra, 9, 9);
+        rb = ra;
+        for (int i = 0; i < 2000; i++) {
+                la = mutator_mutate(&with, &ra, a, la, sizeof(a));
+                lb = mutator_mutate(&without, &rb, b, lb, sizeof(b));
+                cr_assert_eq(la, lb);
+                cr_assert_arr_eq(a, b, la);
+        }
+        cr_expect_gt(trace.n, 0);
+}
+
+Test(mutator, an_empty_comparison_table_draws_as_none)
+{
+        static CmpTable empty;
+        MutatorCtx with = {.partner = partner_bytes, .partner_len = PARTNER_LEN, .cmp = &empty};
+        MutatorCtx without = {.partner = partner_bytes, .partner_len = PARTNER_LEN};
+        uint8_t a[64], b[64];
+        size_t la = 10, lb = 10;
+        SfPrng ra, rb;
+
+        for (size_t i = 0; i < PARTNER_LEN; i++)
+                partner_bytes[i] = (uint8_t)(i + 1);
+        memset(a, 'x', sizeof(a));
+        memset(b, 'x', sizeof(b));
+        prng_seed(&ra, 4, 4);
+        rb = ra;
+        for (int i = 0; i < 2000; i++) {
+                la = mutator_mutate(&with, &ra, a, la, sizeof(a));
+                lb = mutator_mutate(&without, &rb, b, lb, sizeof(b));
+                cr_assert_eq(la, lb);
+                cr_assert_arr_eq(a, b, la);
+                cr_assert_eq(ra.state, rb.state);
+        }
+}
+
+Test(mutator, scribbled_comparison_tables_are_safe)
+{
+        static CmpTable t;
+        SfPrng gen, rng;
+
+        prng_seed(&gen, 77, 77);
+        prng_seed(&rng, 78, 78);
+        for (int i = 0; i < 3000; i++) {
+                uint8_t *raw = (uint8_t *)&t;
+                for (size_t j = 0; j < sizeof(t); j++)
+                        raw[j] = (uint8_t)prng_next32(&gen);
+                /* Counts anywhere from zero to far beyond the arrays. */
+                t.n_int = prng_one_in(&gen, 2) ? prng_below(&gen, CMPTABLE_INTS + 1) : t.n_int;
+                t.n_mem = prng_one_in(&gen, 2) ? prng_below(&gen, CMPTABLE_MEMS + 1) : t.n_mem;
+                size_t max_len = 1 + prng_below(&gen, 48);
+                size_t len = prng_below(&gen, (uint32_t)max_len + 1);
+                uint8_t *buf = alloc_buf(max_len);
+                fill_input(&gen, buf, max_len);
+                MutatorCtx ctx = {.cmp = &t};
+                MutatorOp op = prng_one_in(&gen, 2) ? MUTATOR_OP_CMP_INT : MUTATOR_OP_CMP_MEM;
+                size_t r = mutator_apply(op, &ctx, &rng, buf, len, max_len);
+                cr_assert(r == SIZE_MAX || r <= max_len);
+                cr_assert_leq(mutator_mutate(&ctx, &rng, buf, len, max_len), max_len);
+                free(buf);
+        }
+}
+
 /* --- The dictionary table ----------------------------------------------- */
 
 Test(mutator, dictionary_table_round_trips)
@@ -1030,6 +1332,8 @@ Test(mutator, operator_names_are_stable_and_distinct)
         cr_expect_str_eq(mutator_op_name(MUTATOR_OP_ARITH32), "arith32");
         cr_expect_str_eq(mutator_op_name(MUTATOR_OP_CROSSOVER_SPLICE), "crossover_splice");
         cr_expect_str_eq(mutator_op_name(MUTATOR_OP_DICT_OVERWRITE), "dict_overwrite");
+        cr_expect_str_eq(mutator_op_name(MUTATOR_OP_CMP_INT), "cmp_int");
+        cr_expect_str_eq(mutator_op_name(MUTATOR_OP_CMP_MEM), "cmp_mem");
         cr_expect_str_eq(mutator_op_name(MUTATOR_OP__COUNT), "unknown");
         for (int i = 0; i < MUTATOR_OP__COUNT; i++) {
                 const char *a = mutator_op_name((MutatorOp)i);

@@ -1,7 +1,8 @@
 /*
  * The replay record: its layout is fixed, its checksums catch scribbles,
  * and the replay rebuilds, byte for byte, every input a runner following
- * the documented loop executed.
+ * the documented loop executed, with comparison tables frozen at chain
+ * starts and read by the input-to-state operators.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cmplog.h"
 #include "recovery/replay.h"
 #include "snapfuzz/mutator.h"
 #include "snapfuzz/record.h"
@@ -26,22 +28,68 @@ Test(record, layout_is_fixed_and_page_aligned)
         RecordLayout l;
         cr_assert_eq(record_layout(4096, &l), 0);
         cr_expect_eq(offsetof(RecordHeader, count), 128);
+        cr_expect_eq(offsetof(RecordHeader, slot), 136);
+        cr_expect_eq(offsetof(RecordHeader, cmp_gens), 232);
         cr_expect_eq(l.base_off, RECORD_HEADER_SIZE + RECORD_DEATH_SIZE);
         cr_expect_eq(l.partner_off, l.base_off + 4096);
         cr_expect_eq(l.table_off, l.partner_off + 4096);
+        cr_expect_eq(l.cmp_off % 4096, 0, "the runner protects everything before cmp_off");
+        cr_expect_geq(l.cmp_off, l.table_off + RECORD_TABLE_BYTES);
         cr_expect_eq(l.record_size % 4096, 0);
-        cr_expect_geq(l.record_size, l.table_off + RECORD_TABLE_BYTES);
+        cr_expect_geq(l.record_size, l.cmp_off + RECORD_CMP_TABLES * sizeof(CmpTable));
+        cr_expect_eq((uint8_t *)record_cmp(NULL, &l, 1) - (uint8_t *)NULL, (ptrdiff_t)l.cmp_off);
+        cr_expect_eq((uint8_t *)record_cmp(NULL, &l, RECORD_CMP_TABLES) - (uint8_t *)NULL,
+                     (ptrdiff_t)(l.cmp_off + (RECORD_CMP_TABLES - 1) * sizeof(CmpTable)));
         cr_expect_eq(l.finds_off, l.record_size);
-        cr_expect_geq(l.region_size, l.finds_off + sizeof(RecordFinds) +
-                                         RECORD_FINDS_SLOTS * (sizeof(RecordFindSlot) + 4096));
+        cr_expect_geq(l.tokens_off, l.finds_off + sizeof(RecordFinds) +
+                                        RECORD_FINDS_SLOTS * (sizeof(RecordFindSlot) + 4096));
+        cr_expect_eq(l.tokens_off % 8, 0);
+        cr_expect_geq(l.region_size, l.tokens_off + sizeof(RecordTokens));
         cr_expect_eq(record_layout(0, &l), -EINVAL);
         cr_expect_eq(record_layout(RECORD_MAX_LEN_LIMIT + 1, &l), -EINVAL);
 }
 
-/* Runs the runner's loop (app/runner.c) over a region, keeping a copy of
- * every input, exactly as the runner builds them. */
-static uint8_t **emulate_runner(void *region, const RecordLayout *l, uint64_t iters,
-                                size_t **ret_lens)
+static uint64_t load_le(const uint8_t *p, size_t n)
+{
+        uint64_t v = 0;
+        for (size_t i = n; i-- > 0;)
+                v = (v << 8) | p[i];
+        return v;
+}
+
+/* A target's comparisons, as the trace-cmp callbacks and the memcmp hook
+ * record them: operands taken from the input, so the live table changes
+ * with every input, against constants the input-to-state operators can
+ * write. */
+static void fake_target(const uint8_t *d, size_t n)
+{
+        if (n >= 4)
+                cmplog_int(0x1000, load_le(d, 4), 0x41424344, 4, CMPTABLE_F_CONST);
+        if (n >= 12)
+                cmplog_int(0x2000, load_le(d + 4, 8), UINT64_C(0x1122334455667788), 8, 0);
+        if (n >= 2)
+                cmplog_int(0x3000 + (d[0] & 3), load_le(d + n - 2, 2), 0x7f7f, 2, 0);
+        if (n >= 20)
+                cmplog_mem(0x4000, d + 12, 8, (const uint8_t *)"MAGICVAL", 8, 0);
+        cmplog_mem(0x5000, d, n < 5 ? n : 5, (const uint8_t *)"hello", 5, CMPTABLE_F_STRING);
+}
+
+/* Where emulate() stops, besides after its last iteration: inside the
+ * setup of the next chain, before count enters it. */
+typedef enum Stop {
+        STOP_AFTER_LAST,
+        STOP_AFTER_FREEZE,     /* the next chain's table frozen (if due) */
+        STOP_AFTER_CHAIN_SLOT, /* and its slot written */
+} Stop;
+
+/* Runs the runner's loop (app/runner.c; keep the two in step) over a
+ * region, keeping a copy of every input, exactly as the runner builds them.
+ * With @comparisons, each executed input also "runs" fake_target(), whose
+ * comparisons the runner's hooks would record. Iterations before the
+ * record's first_exec are mutated but not executed, as in a history
+ * replay. */
+static uint8_t **emulate(void *region, const RecordLayout *l, uint64_t iters, bool comparisons,
+                         Stop stop, size_t **ret_lens)
 {
         RecordHeader *h = record_header(region);
         uint8_t **inputs = calloc(iters + 1, sizeof(uint8_t *));
@@ -51,25 +99,59 @@ static uint8_t **emulate_runner(void *region, const RecordLayout *l, uint64_t it
         MutatorCtx ctx = {.partner = record_partner(region, l), .partner_len = h->partner_len};
         if (h->table_len && mutator_dict_parse(&dict, record_table(region, l), h->table_len))
                 ctx.dict = &dict;
+        CmpFreezer freezer;
+        cmplog_freezer_init(&freezer, region, l);
+        cmplog_clear();
         SfPrng rng;
         prng_seed(&rng, h->seed, h->batch_id);
+        uint64_t first = h->first_exec > 1 ? h->first_exec : 1;
+        int record_cmps = 0;
         size_t len = 0;
         for (uint64_t k = 1; k <= iters; k++) {
                 uint64_t idx = k - 1;
                 if (idx % h->chain_len == 0) {
-                        record_chain_begin(h, &rng, idx / h->chain_len);
+                        uint64_t chain = idx / h->chain_len, gen;
+                        ctx.cmp = cmplog_chain_begin(&freezer, &cmplog_live, chain, &gen);
+                        record_cmps = cmplog_chain_records(&freezer, chain);
+                        record_chain_begin(h, &rng, chain, gen);
                         memcpy(work, record_base(region, l), h->base_len);
                         len = h->base_len;
                 }
                 len = mutator_mutate(&ctx, &rng, work, len, l->max_len);
-                h->count = k;
                 inputs[k] = malloc(len + 1);
                 memcpy(inputs[k], work, len);
                 lens[k] = len;
+                if (k < first)
+                        continue;
+                h->count = k;
+                cmplog_mode =
+                    comparisons && record_cmps && idx % h->chain_len == 0 ? CMPLOG_RECORD : 0;
+                fake_target(work, len);
+                cmplog_mode = 0;
+        }
+        if (stop != STOP_AFTER_LAST && iters % h->chain_len == 0) {
+                uint64_t gen;
+                (void)cmplog_chain_begin(&freezer, &cmplog_live, iters / h->chain_len, &gen);
+                if (stop == STOP_AFTER_CHAIN_SLOT)
+                        record_chain_begin(h, &rng, iters / h->chain_len, gen);
         }
         free(work);
         *ret_lens = lens;
         return inputs;
+}
+
+static uint8_t **emulate_runner(void *region, const RecordLayout *l, uint64_t iters,
+                                size_t **ret_lens)
+{
+        return emulate(region, l, iters, true, STOP_AFTER_LAST, ret_lens);
+}
+
+static void free_inputs(uint8_t **inputs, size_t *lens, uint64_t iters)
+{
+        for (uint64_t i = 1; i <= iters; i++)
+                free(inputs[i]);
+        free(inputs);
+        free(lens);
 }
 
 static void seal(void *region, const RecordLayout *l, const char *base, const char *partner,
@@ -86,12 +168,22 @@ static void seal(void *region, const RecordLayout *l, const char *base, const ch
                            (uint32_t)bl, (uint32_t)pl, (uint32_t)table_len);
 }
 
+#define BASE "GIF89a\x01\x02 a base input of some length"
+#define PARTNER "partner bytes 0123456789"
+
+static void expect_same(const uint8_t *got, size_t got_len, const uint8_t *want, size_t want_len,
+                        uint64_t k)
+{
+        cr_assert_eq(got_len, want_len, "length at iteration %lu", (unsigned long)k);
+        cr_assert_arr_eq(got, want, got_len, "bytes at iteration %lu", (unsigned long)k);
+}
+
 Test(record, replay_rebuilds_every_iteration_byte_for_byte)
 {
         RecordLayout l;
         void *region = region_new(256, &l);
         const uint64_t iters = 3000;
-        seal(region, &l, "GIF89a\x01\x00\x01\x00 base input", "partner bytes 0123456789", 5, iters);
+        seal(region, &l, BASE, PARTNER, 5, iters);
         size_t *lens;
         uint8_t **inputs = emulate_runner(region, &l, iters, &lens);
         uint8_t *buf = malloc(l.max_len);
@@ -101,40 +193,230 @@ Test(record, replay_rebuilds_every_iteration_byte_for_byte)
         for (uint64_t k = 1; k <= iters; k++) {
                 size_t *lens2;
                 void *r2 = region_new(256, &l);
-                seal(r2, &l, "GIF89a\x01\x00\x01\x00 base input", "partner bytes 0123456789", 5, k);
+                seal(r2, &l, BASE, PARTNER, 5, k);
                 uint8_t **in2 = emulate_runner(r2, &l, k, &lens2);
                 size_t len = 0;
                 cr_assert_eq(record_validate(r2, &l), RECORD_OK, "iteration %lu", (unsigned long)k);
                 cr_assert_eq(replay_input(r2, &l, buf, &len), 0);
-                cr_assert_eq(len, lens[k], "length at iteration %lu", (unsigned long)k);
-                cr_assert_arr_eq(buf, inputs[k], len, "bytes at iteration %lu", (unsigned long)k);
-                for (uint64_t i = 1; i <= k; i++)
-                        free(in2[i]);
-                free(in2);
-                free(lens2);
+                expect_same(buf, len, inputs[k], lens[k], k);
+                free_inputs(in2, lens2, k);
                 free(r2);
                 if (k > 64)
                         k += 37; /* sample the rest; the first chains are checked densely */
         }
+
+        /* The comparison tables were in play: frozen at chains 1, 2, 4, ...,
+         * 512 of the 600, and the operators wrote the fake target's
+         * constants into inputs. */
+        cr_expect_eq(record_header(region)->cmp_gens, 10);
+        int wrote_int = 0, wrote_mem = 0;
+        for (uint64_t k = 1; k <= iters; k++) {
+                wrote_int += memmem(inputs[k], lens[k], "DCBA", 4) != NULL;
+                wrote_mem += memmem(inputs[k], lens[k], "MAGICVAL", 8) != NULL;
+        }
+        cr_expect_gt(wrote_int, 10, "the 32-bit constant was written %d times", wrote_int);
+        cr_expect_gt(wrote_mem, 10, "the memcmp operand was written %d times", wrote_mem);
+        free_inputs(inputs, lens, iters);
+        free(buf);
+        free(region);
+}
+
+/* The window the runner cannot avoid: a new table is frozen and the next
+ * chain's slot written while count still names the last iteration of the
+ * previous chain. The record must rebuild that iteration at every step. */
+Test(record, replay_is_exact_while_the_next_chain_is_being_set_up)
+{
+        RecordLayout l;
+        const uint32_t chain_len = 3;
+        const uint64_t iters = 1600;
+        void *region = region_new(128, &l);
+        uint8_t buf[128];
+        size_t len, *lens;
+        int freezes = 0;
+
+        seal(region, &l, "0123456789abcdefghijklmnop", "partner", chain_len, iters);
+        uint8_t **inputs = emulate(region, &l, iters, true, STOP_AFTER_LAST, &lens);
+        for (uint64_t end = chain_len; end < iters; end += chain_len) {
+                for (Stop stop = STOP_AFTER_FREEZE; stop <= STOP_AFTER_CHAIN_SLOT; stop++) {
+                        size_t *lens2;
+                        void *r2 = region_new(128, &l);
+                        seal(r2, &l, "0123456789abcdefghijklmnop", "partner", chain_len, iters);
+                        uint8_t **in2 = emulate(r2, &l, end, true, stop, &lens2);
+                        RecordHeader *h = record_header(r2);
+                        freezes += stop == STOP_AFTER_FREEZE &&
+                                   h->cmp_gens > h->slot[((end - 1) / chain_len) & 1].cmp_gen;
+                        h->count = end;
+                        cr_assert_eq(record_validate(r2, &l), RECORD_OK, "stop %d at %lu", stop,
+                                     (unsigned long)end);
+                        cr_assert_eq(replay_input(r2, &l, buf, &len), 0);
+                        expect_same(buf, len, inputs[end], lens[end], end);
+                        free_inputs(in2, lens2, end);
+                        free(r2);
+                }
+                if (end > 100)
+                        end += 11 * chain_len; /* sample the rest, freezes included */
+        }
+        cr_expect_geq(freezes, 4, "the window was checked around %d freezes", freezes);
+        free_inputs(inputs, lens, iters);
+        free(region);
+}
+
+static void expect_seed_path_agrees(bool comparisons)
+{
+        RecordLayout l;
+        void *region = region_new(128, &l);
+        seal(region, &l, "hello, world: a base for comparisons", "world!", 4, 2000);
+        size_t *lens;
+        uint8_t **inputs = emulate(region, &l, 2000, comparisons, STOP_AFTER_LAST, &lens);
+        uint8_t *buf = malloc(l.max_len);
+        cr_expect_eq(record_header(region)->cmp_gens, comparisons ? 9 : 0);
+        for (uint64_t k = 1; k <= 2000; k++) {
+                size_t len;
+                cr_assert_eq(replay_input_from_seed(region, &l, k, buf, &len), 0);
+                expect_same(buf, len, inputs[k], lens[k], k);
+        }
+        free_inputs(inputs, lens, 2000);
         free(buf);
         free(region);
 }
 
 Test(record, replay_from_seed_agrees_with_chain_slots)
 {
+        expect_seed_path_agrees(false);
+}
+
+/* Every table a batch froze stays in the record, so the seed path knows
+ * which table each chain read. */
+Test(record, replay_from_seed_agrees_with_comparison_tables_in_play)
+{
+        expect_seed_path_agrees(true);
+}
+
+typedef struct Collected {
+        uint64_t first;
+        uint8_t **inputs;
+        size_t *lens;
+        uint64_t seen;
+} Collected;
+
+static int check_collected(void *ctx, uint64_t k, const uint8_t *data, size_t len)
+{
+        Collected *c = ctx;
+        cr_assert_eq(k, c->first + c->seen);
+        expect_same(data, len, c->inputs[k], c->lens[k], k);
+        c->seen++;
+        return 0;
+}
+
+/* A state-dependent crash is replayed by running the runner's history
+ * again: a batch that brings the original's tables (and freezes none,
+ * whatever its own comparisons) and executes from first_exec on. Both it
+ * and replay_range() see exactly the original inputs. */
+Test(record, a_history_replay_rebuilds_every_input_with_the_original_tables)
+{
+        RecordLayout l;
+        const uint64_t iters = 1500;
+        void *orig = region_new(128, &l);
+        seal(orig, &l, "hello, world: a base for comparisons", "world!", 4, iters);
+        size_t *lens;
+        uint8_t **inputs = emulate(orig, &l, iters, true, STOP_AFTER_LAST, &lens);
+        RecordHeader *oh = record_header(orig);
+        cr_assert_geq(oh->cmp_gens, 5);
+
+        for (uint64_t first = 1; first <= iters; first += 233) {
+                /* What the helper sends: replay_history_batch(), copied into
+                 * a fresh record the way wproc_send_batch() and the worker
+                 * do. */
+                WprocBatch b;
+                replay_history_batch(orig, &l, first, iters, &b);
+                cr_assert_eq(b.cmp_gens, oh->cmp_gens);
+                void *r2 = region_new(128, &l);
+                memcpy(record_base(r2, &l), b.base, b.base_len);
+                memcpy(record_partner(r2, &l), b.partner, b.partner_len);
+                memcpy(record_table(r2, &l), b.table, b.table_len);
+                memcpy(record_cmp(r2, &l, 1), b.cmp, b.cmp_gens * sizeof(CmpTable));
+                record_begin_batch(r2, &l, b.batch_id, b.mode, b.iters, b.seed, b.chain_len,
+                                   (uint32_t)b.base_len, (uint32_t)b.partner_len,
+                                   (uint32_t)b.table_len);
+                RecordHeader *h2 = record_header(r2);
+                h2->first_exec = b.first;
+                h2->batch_flags = RECORD_BATCH_REPLAY;
+                h2->cmp_gens = b.cmp_gens;
+
+                size_t *lens2;
+                uint8_t **in2 = emulate(r2, &l, iters, true, STOP_AFTER_LAST, &lens2);
+                for (uint64_t k = 1; k <= iters; k++)
+                        expect_same(in2[k], lens2[k], inputs[k], lens[k], k);
+                cr_expect_eq(h2->cmp_gens, oh->cmp_gens, "the replay froze nothing");
+                free_inputs(in2, lens2, iters);
+                free(r2);
+
+                uint8_t buf[128];
+                Collected c = {.first = first, .inputs = inputs, .lens = lens};
+                oh->count = iters;
+                cr_assert_eq(replay_range(orig, &l, first, iters, check_collected, &c, buf), 0);
+                cr_assert_eq(c.seen, iters - first + 1);
+        }
+        free_inputs(inputs, lens, iters);
+        free(orig);
+}
+
+Test(record, scribbled_comparison_tables_are_detected_not_replayed)
+{
         RecordLayout l;
         void *region = region_new(128, &l);
-        seal(region, &l, "hello", "world!", 4, 500);
+        seal(region, &l, "hello, world: a base for comparisons", "", 4, 100);
         size_t *lens;
-        uint8_t **inputs = emulate_runner(region, &l, 500, &lens);
-        uint8_t *buf = malloc(l.max_len);
-        for (uint64_t k = 1; k <= 500; k++) {
-                size_t len;
-                cr_assert_eq(replay_input_from_seed(region, &l, k, buf, &len), 0);
-                cr_assert_eq(len, lens[k]);
-                cr_assert_arr_eq(buf, inputs[k], len, "iteration %lu", (unsigned long)k);
-        }
-        free(buf);
+        uint8_t **inputs = emulate_runner(region, &l, 90, &lens);
+        RecordHeader *h = record_header(region);
+        const RecordChainSlot *s = &h->slot[((90 - 1) / 4) & 1];
+        uint8_t buf[128];
+        size_t len;
+
+        cr_assert_eq(h->cmp_gens, 5); /* chains 1, 2, 4, 8, 16 */
+        cr_assert_eq(s->cmp_gen, 5);
+        CmpTable *t = record_cmp(region, &l, s->cmp_gen);
+        cr_assert_gt(t->n_int, 0);
+        cr_assert_eq(record_validate(region, &l), RECORD_OK);
+
+        /* The running chain's table. */
+        t->ints[0].b ^= 0x100;
+        cr_expect_eq(record_validate(region, &l), RECORD_BAD_CMP);
+        cr_expect_eq(replay_input(region, &l, buf, &len), -(int)RECORD_BAD_CMP);
+        t->ints[0].b ^= 0x100;
+        t->n_int = 1000; /* never read past the table */
+        cr_expect_eq(record_validate(region, &l), RECORD_BAD_CMP);
+        t->n_int = 0;
+        cr_expect_eq(record_validate(region, &l), RECORD_BAD_CMP);
+        cr_assert_eq(record_cmp_index(region, &l, &(RecordCmpIndex){0}), RECORD_BAD_CMP);
+
+        /* An older table: the running chain does not need it, the seed
+         * path does. */
+        seal(region, &l, "hello, world: a base for comparisons", "", 4, 100);
+        free_inputs(inputs, lens, 90);
+        inputs = emulate_runner(region, &l, 90, &lens);
+        record_cmp(region, &l, 2)->chain ^= 1;
+        cr_expect_eq(record_validate(region, &l), RECORD_OK);
+        cr_expect_eq(replay_input(region, &l, buf, &len), 0);
+        cr_expect_eq(replay_input_from_seed(region, &l, 90, buf, &len), -(int)RECORD_BAD_CMP);
+        h->cmp_gens = RECORD_CMP_TABLES + 1;
+        cr_expect_eq(replay_input_from_seed(region, &l, 90, buf, &len), -(int)RECORD_BAD_CMP);
+        free_inputs(inputs, lens, 90);
+        free(region);
+}
+
+Test(record, a_table_from_another_batch_never_passes)
+{
+        CmpTable *t = calloc(1, sizeof(*t));
+        cmplog_clear();
+        cmplog_mode = CMPLOG_RECORD;
+        cmplog_int(0x10, 1, 2, 4, 0);
+        cmplog_mode = 0;
+        cr_assert_eq(cmplog_freeze(&cmplog_live, t, 1, 3, 77), 1);
+        cr_expect_eq(t->chain, 3);
+        cr_expect_eq(t->check, record_cmp_check(t, 77));
+        cr_expect_neq(t->check, record_cmp_check(t, 78));
+        free(t);
 }
 
 Test(record, scribbled_base_is_detected_not_replayed)
@@ -143,12 +425,14 @@ Test(record, scribbled_base_is_detected_not_replayed)
         void *region = region_new(128, &l);
         seal(region, &l, "a base input", "", 4, 10);
         size_t *lens;
-        (void)emulate_runner(region, &l, 7, &lens);
+        uint8_t **inputs = emulate_runner(region, &l, 7, &lens);
+        free_inputs(inputs, lens, 7);
         record_base(region, &l)[3] ^= 0x40;
         uint8_t buf[128];
         size_t len;
         cr_expect_eq(record_validate(region, &l), RECORD_BAD_PAYLOAD);
         cr_expect_eq(replay_input(region, &l, buf, &len), -(int)RECORD_BAD_PAYLOAD);
+        free(region);
 }
 
 Test(record, scribbled_description_or_magic_is_detected)
@@ -157,28 +441,41 @@ Test(record, scribbled_description_or_magic_is_detected)
         void *region = region_new(128, &l);
         seal(region, &l, "abc", "", 4, 10);
         size_t *lens;
-        (void)emulate_runner(region, &l, 3, &lens);
+        uint8_t **inputs = emulate_runner(region, &l, 3, &lens);
+        free_inputs(inputs, lens, 3);
         record_header(region)->chain_len = 9;
         cr_expect_eq(record_validate(region, &l), RECORD_BAD_DESC);
         record_header(region)->magic = 0;
         cr_expect_eq(record_validate(region, &l), RECORD_BAD_MAGIC);
+        free(region);
 }
 
-Test(record, torn_slot_falls_back_to_the_seed)
+static void expect_torn_slot_falls_back(bool comparisons)
 {
         RecordLayout l;
         void *region = region_new(128, &l);
-        seal(region, &l, "fallback", "p", 4, 40);
+        seal(region, &l, "fallback, with room for comparisons", "p", 4, 40);
         size_t *lens;
-        uint8_t **inputs = emulate_runner(region, &l, 30, &lens);
+        uint8_t **inputs = emulate(region, &l, 30, comparisons, STOP_AFTER_LAST, &lens);
         /* Iteration 30 is chain 7; tear its slot. */
         record_header(region)->slot[7 & 1].rng.state ^= 1;
         cr_expect_eq(record_validate(region, &l), RECORD_BAD_SLOT);
         uint8_t buf[128];
         size_t len;
         cr_assert_eq(replay_input(region, &l, buf, &len), 0);
-        cr_assert_eq(len, lens[30]);
-        cr_assert_arr_eq(buf, inputs[30], len);
+        expect_same(buf, len, inputs[30], lens[30], 30);
+        free_inputs(inputs, lens, 30);
+        free(region);
+}
+
+Test(record, torn_slot_falls_back_to_the_seed)
+{
+        expect_torn_slot_falls_back(false);
+}
+
+Test(record, torn_slot_falls_back_to_the_seed_with_comparison_tables)
+{
+        expect_torn_slot_falls_back(true);
 }
 
 Test(record, no_input_before_the_first_call)

@@ -1,29 +1,38 @@
 /*
  * The mutator: pure functions of (input, PRNG, MutatorCtx). Everything a
  * mutation reads besides the input and the PRNG is in MutatorCtx, and every
- * byte MutatorCtx points to lives in the replay record (the crossover partner
- * and the table area), so recovery can replay any mutation exactly.
+ * byte MutatorCtx points to lives in the replay record (the crossover
+ * partner, the table area and the frozen comparison tables), so recovery can
+ * replay any mutation exactly.
  *
  * The table area holds a dictionary serialized as consecutive entries
  * [u8 len][len bytes], len 1..MUTATOR_DICT_MAX_TOKEN; a zero len ends it.
+ *
+ * MutatorCtx.trace is the one thing a mutation writes besides the input: a
+ * note of the bytes the comparison operators wrote, for the automatic
+ * dictionary. Nothing in the mutator reads it back, so it has no effect on
+ * the bytes produced and replay can leave it NULL.
  */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "snapfuzz/cmptable.h"
 #include "snapfuzz/prng.h"
 
 /* Replay depends on this exact code: the value tables, the operator order
  * and the order of PRNG draws. Bump it with any change to them; a record
  * written by another version is refused instead of replayed to wrong bytes.
  * New operators that need neither partner nor dictionary go before
- * MUTATOR_OP_CROSSOVER_INSERT. */
-#define MUTATOR_VERSION 1u
+ * MUTATOR_OP_CROSSOVER_INSERT; operators that need the comparison table go
+ * last. */
+#define MUTATOR_VERSION 2u
 
 #define MUTATOR_DICT_MAX_TOKEN 64u
 #define MUTATOR_DICT_MAX_ENTRIES 4096u
 #define MUTATOR_MAX_STACK 8u
+#define MUTATOR_TRACE_MAX 8u
 
 typedef enum MutatorOp {
         MUTATOR_OP_FLIP_BIT,
@@ -47,6 +56,10 @@ typedef enum MutatorOp {
         MUTATOR_OP_CROSSOVER_SPLICE,    /* head of input + tail of partner */
         MUTATOR_OP_DICT_INSERT,
         MUTATOR_OP_DICT_OVERWRITE,
+        /* Input-to-state: find one operand of a recorded comparison in the
+         * input and write the other in its place. */
+        MUTATOR_OP_CMP_INT, /* integers: either byte order, narrowed, +-1 */
+        MUTATOR_OP_CMP_MEM, /* memcmp and string operands, needles */
         MUTATOR_OP__COUNT,
 } MutatorOp;
 
@@ -58,10 +71,19 @@ typedef struct MutatorDict {
         const uint8_t *table;
 } MutatorDict;
 
+/* What the comparison operators of one mutation chain wrote (an output). */
+typedef struct MutatorTrace {
+        uint32_t n; /* byte strings noted; those past MUTATOR_TRACE_MAX are dropped */
+        uint8_t len[MUTATOR_TRACE_MAX];
+        uint8_t bytes[MUTATOR_TRACE_MAX][CMPTABLE_MEM_MAX];
+} MutatorTrace;
+
 typedef struct MutatorCtx {
         const uint8_t *partner; /* crossover source; may be NULL when partner_len is 0 */
         size_t partner_len;
         const MutatorDict *dict; /* may be NULL */
+        const CmpTable *cmp;     /* a frozen comparison table; may be NULL */
+        MutatorTrace *trace;     /* output only; may be NULL */
 } MutatorCtx;
 
 /* Parses a serialized table into @ret (no allocation). Entries past the
@@ -81,7 +103,8 @@ size_t mutator_dict_serialize(uint8_t *table, size_t cap, const uint8_t *const *
  * short or too long, no partner, empty dictionary, len > max_len) and left
  * data untouched (it may still have drawn from the PRNG). A returned length
  * equal to len means at least one byte changed. @ctx may be NULL (no
- * partner, no dictionary); the partner must not overlap data. */
+ * partner, no dictionary, no comparison table); the partner must not overlap
+ * data. */
 size_t mutator_apply(MutatorOp op, const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t len,
                      size_t max_len);
 

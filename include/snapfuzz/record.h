@@ -8,10 +8,13 @@
  *   layout.base_off               base input     (max_len, 64-aligned)
  *   layout.partner_off            crossover input(max_len, 64-aligned)
  *   layout.table_off              mutation table (RECORD_TABLE_BYTES)
+ *   layout.cmp_off                RECORD_CMP_TABLES frozen comparison tables
  *   layout.finds_off              RecordFinds + RECORD_FINDS_SLOTS slots
+ *   layout.tokens_off             RecordTokens (for the automatic dictionary)
  *
  * Invariant: the bytes of the input executed at iteration k of a batch are a
- * deterministic function of the record alone (header, base, partner, table).
+ * deterministic function of the record alone (header, base, partner, table,
+ * comparison tables).
  * The runner increments `count` *before* each call into the target, so after
  * any death `count` names the input that was running (or had just run).
  *
@@ -21,7 +24,21 @@
  * PRNG saved in slot[c & 1]. The runner writes slot[c & 1] before count
  * reaches the chain's first iteration, so the slot of the chain `count` is in
  * is never being written: a kill at any instruction leaves a usable record.
- * In RECORD_MODE_EXEC every iteration runs the base unmodified.
+ * In RECORD_MODE_EXEC every iteration runs the base unmodified; in
+ * RECORD_MODE_SEEDS the base is a list of inputs (record_seed_at) and
+ * iteration k runs the k-th, unmodified: the warm-up pass over a corpus runs
+ * many seeds per runner.
+ *
+ * Comparison tables (include/snapfuzz/cmptable.h) follow the same rule. At
+ * the start of some chains the runner freezes its live table of comparison
+ * operands as generation g = 1, 2, ... of the batch into record_cmp(g),
+ * complete with the first chain that reads it and a checksum, then sets
+ * cmp_gens = g, then writes the chain's slot, whose cmp_gen names the table
+ * the chain's mutations read (0: none); a chain reads the newest table whose
+ * chain is not after its own. A table is never written again during the
+ * batch, so every chain's table stays in the record: replaying from the seed
+ * and re-running a runner's history (RECORD_BATCH_REPLAY, which brings the
+ * original's tables and freezes none) rebuild every input exactly.
  *
  * Torn or scribbled data is detectable: the batch description and payload
  * carry checksums written by the worker before the runner starts, and each
@@ -32,10 +49,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "snapfuzz/cmptable.h"
 #include "snapfuzz/prng.h"
 
 #define RECORD_MAGIC UINT64_C(0x3144524f43524653) /* "SFRCORD1" little-endian */
-#define RECORD_VERSION 1u
+#define RECORD_VERSION 3u
 
 #define RECORD_HEADER_SIZE 4096u
 #define RECORD_DEATH_OFFSET RECORD_HEADER_SIZE
@@ -43,12 +61,56 @@
 #define RECORD_TABLE_BYTES (64u * 1024u)
 #define RECORD_MAX_FRAMES 48u
 #define RECORD_FINDS_SLOTS 64u
+#define RECORD_TOKEN_SLOTS 64u
+/* Tables a batch can freeze: the runner freezes at chains 1, 2, 4, 8, ...,
+ * so 24 outlast any batch the coordinator sends (at most 2^20 iterations). */
+#define RECORD_CMP_TABLES 24u
+#define RECORD_TOKEN_MAX CMPTABLE_MEM_MAX
 #define RECORD_MAX_LEN_LIMIT (16u * 1024u * 1024u)
 
 typedef enum RecordMode {
-        RECORD_MODE_EXEC = 1, /* run the base input unmodified */
-        RECORD_MODE_FUZZ = 2, /* mutate chains from the base input */
+        RECORD_MODE_EXEC = 1,  /* run the base input unmodified */
+        RECORD_MODE_FUZZ = 2,  /* mutate chains from the base input */
+        RECORD_MODE_SEEDS = 3, /* the base is a list of inputs, run one per iteration */
 } RecordMode;
+
+static inline const char *record_mode_name(RecordMode m)
+{
+        return m == RECORD_MODE_EXEC ? "exec" : m == RECORD_MODE_SEEDS ? "seeds" : "fuzz";
+}
+
+/* A seed list is entries of [u32 length, little-endian][bytes]. Finds entry
+ * @k (1-based) starting from byte offset *@cursor of entry *@cursor_k (pass
+ * 0 and 1 to search from the start; the cursor moves to entry k, so walking
+ * the list in order costs one step per entry). Returns 0, or -1 when the
+ * list ends before entry k or is malformed. */
+static inline int record_seed_at(const uint8_t *list, size_t list_len, uint64_t k, size_t *cursor,
+                                 uint64_t *cursor_k, const uint8_t **ret, uint32_t *ret_len)
+{
+        size_t off = *cursor;
+        uint64_t i = *cursor_k;
+        if (k < i) {
+                off = 0;
+                i = 1;
+        }
+        for (;;) {
+                if (off + 4 > list_len)
+                        return -1;
+                uint32_t n = (uint32_t)list[off] | (uint32_t)list[off + 1] << 8 |
+                             (uint32_t)list[off + 2] << 16 | (uint32_t)list[off + 3] << 24;
+                if (n > list_len - off - 4)
+                        return -1;
+                if (i == k) {
+                        *cursor = off;
+                        *cursor_k = i;
+                        *ret = list + off + 4;
+                        *ret_len = n;
+                        return 0;
+                }
+                off += 4 + (size_t)n;
+                i++;
+        }
+}
 
 typedef enum RecordRunnerState {
         RECORD_RUNNER_IDLE = 0,
@@ -59,9 +121,10 @@ typedef enum RecordRunnerState {
 } RecordRunnerState;
 
 typedef struct RecordChainSlot {
-        SfPrng rng;     /* the PRNG before the chain's first mutation */
-        uint64_t chain; /* the chain's index */
-        uint64_t check; /* record_slot_check() of the two fields above */
+        SfPrng rng;       /* the PRNG before the chain's first mutation */
+        uint64_t chain;   /* the chain's index */
+        uint64_t cmp_gen; /* the comparison table the chain reads; 0: none */
+        uint64_t check;   /* record_slot_check() of the three fields above */
 } RecordChainSlot;
 
 typedef struct RecordHeader {
@@ -91,14 +154,33 @@ typedef struct RecordHeader {
         uint32_t runner_state; /* RecordRunnerState */
         int32_t runner_pid;
         uint64_t new_features; /* coverage features this batch added */
+        /* Comparison tables 1..cmp_gens are complete: written by the
+         * runner after each table and before the chain slot naming it, or
+         * by the worker before the fork for a batch that brings its tables
+         * (history replay). */
+        uint32_t cmp_gens;
+        uint32_t pad3;
+
+        /* Which iterations run, set by the worker before the fork. They do
+         * not change any input's bytes (so they are outside desc_check):
+         * iterations before first_exec are mutated but not executed, which
+         * replays a runner's history from any point. */
+        uint64_t first_exec;
+        uint32_t batch_flags; /* RECORD_BATCH_* */
+        uint32_t pad2;
 } RecordHeader;
+
+/* Verification and history replay: no finds, no early stop when the finds
+ * area is full. */
+#define RECORD_BATCH_REPLAY 1u
 
 _Static_assert(sizeof(RecordHeader) <= RECORD_HEADER_SIZE, "header fits its page");
 _Static_assert(offsetof(RecordHeader, magic) == 0, "magic first");
 _Static_assert(offsetof(RecordHeader, batch_id) == 16, "stable layout");
 _Static_assert(offsetof(RecordHeader, payload_check) == 72, "stable layout");
 _Static_assert(offsetof(RecordHeader, count) == 128, "count on its own line");
-_Static_assert(sizeof(RecordChainSlot) == 32, "slot layout");
+_Static_assert(sizeof(RecordChainSlot) == 40, "slot layout");
+_Static_assert(offsetof(RecordHeader, cmp_gens) == 232, "stable layout");
 
 /* Written by the runner's signal handlers (async-signal-safe writes only),
  * read by the worker after the runner is gone. `valid` is set last. */
@@ -146,16 +228,37 @@ typedef struct RecordFinds {
 _Static_assert(sizeof(RecordFindSlot) == 16, "find slot layout");
 _Static_assert(sizeof(RecordFinds) == 64, "finds header layout");
 
+/* Byte strings the runner's comparison mutations wrote into inputs that
+ * then reached new coverage: candidates for the automatic dictionary.
+ * Appended by the runner, like finds; not part of the replay record. */
+typedef struct RecordToken {
+        uint32_t len; /* 1..RECORD_TOKEN_MAX */
+        uint32_t pad;
+        uint8_t data[RECORD_TOKEN_MAX];
+} RecordToken;
+
+typedef struct RecordTokens {
+        uint32_t capacity;
+        uint32_t used; /* tokens filled; written after the token */
+        uint64_t pad[7];
+        RecordToken token[RECORD_TOKEN_SLOTS];
+} RecordTokens;
+
+_Static_assert(sizeof(RecordToken) == 8 + RECORD_TOKEN_MAX, "token layout");
+_Static_assert(offsetof(RecordTokens, token) == 64, "tokens header layout");
+
 /* Where each part of a worker's region lives, for a given max_len. */
 typedef struct RecordLayout {
         size_t max_len;
         size_t base_off;
         size_t partner_off;
         size_t table_off;
-        size_t record_size; /* header + death + base + partner + table: the replay record */
+        size_t cmp_off;     /* page-aligned: the runner protects everything before it */
+        size_t record_size; /* header + death + base + partner + table + cmp: the replay record */
         size_t finds_off;
         size_t find_slot_size;
-        size_t region_size; /* the whole region, finds included */
+        size_t tokens_off;
+        size_t region_size; /* the whole region, finds and tokens included */
 } RecordLayout;
 
 /* Fills @ret for @max_len (1..RECORD_MAX_LEN_LIMIT). Returns 0 or -EINVAL. */
@@ -182,6 +285,15 @@ static inline uint8_t *record_table(void *region, const RecordLayout *l)
 {
         return (uint8_t *)region + l->table_off;
 }
+/* Comparison table @gen, 1..RECORD_CMP_TABLES. */
+static inline CmpTable *record_cmp(void *region, const RecordLayout *l, uint64_t gen)
+{
+        return (CmpTable *)((uint8_t *)region + l->cmp_off) + (gen - 1);
+}
+static inline RecordTokens *record_tokens(void *region, const RecordLayout *l)
+{
+        return (RecordTokens *)((uint8_t *)region + l->tokens_off);
+}
 static inline RecordFinds *record_finds(void *region, const RecordLayout *l)
 {
         return (RecordFinds *)((uint8_t *)region + l->finds_off);
@@ -194,24 +306,32 @@ static inline RecordFindSlot *record_find_slot(void *region, const RecordLayout 
 
 /* Checksums (64-bit, non-cryptographic: they detect tearing and wild
  * writes, not an adversary). */
-uint64_t record_slot_check(const SfPrng *rng, uint64_t chain);
+uint64_t record_slot_check(const SfPrng *rng, uint64_t chain, uint64_t cmp_gen);
+/* Covers the table's gen, chain, counts and entries in use, and the batch
+ * id, so that a table left from an earlier batch never passes for this one. */
+uint64_t record_cmp_check(const CmpTable *t, uint64_t batch_id);
 uint64_t record_desc_check(const RecordHeader *h);
 uint64_t record_payload_check(const void *region, const RecordLayout *l, const RecordHeader *h);
 
 /* Worker side: writes a new batch description (the payload must already be
  * in place), resets count, slots, death info and finds, and seals the
- * checksums. */
+ * checksums. first_exec and batch_flags are set afterwards. */
 void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, RecordMode mode,
                         uint64_t iters, uint64_t seed, uint32_t chain_len, uint32_t base_len,
                         uint32_t partner_len, uint32_t table_len);
 
-/* Runner side: saves the PRNG at the start of chain @chain. */
-static inline void record_chain_begin(RecordHeader *h, const SfPrng *rng, uint64_t chain)
+/* Runner side: saves the PRNG at the start of chain @chain, and the
+ * generation of the comparison table its mutations read (0: none), which
+ * must already be complete in record_cmp(region, l, cmp_gen) and counted in
+ * cmp_gens. */
+static inline void record_chain_begin(RecordHeader *h, const SfPrng *rng, uint64_t chain,
+                                      uint64_t cmp_gen)
 {
         RecordChainSlot *s = &h->slot[chain & 1];
         s->rng = *rng;
         s->chain = chain;
-        s->check = record_slot_check(rng, chain);
+        s->cmp_gen = cmp_gen;
+        s->check = record_slot_check(rng, chain, cmp_gen);
         /* The slot must be complete before count can enter the chain. */
         __atomic_signal_fence(__ATOMIC_RELEASE);
 }
@@ -227,9 +347,31 @@ typedef enum RecordProblem {
         RECORD_BAD_SLOT,    /* the chain slot for `count` is torn or scribbled */
         RECORD_NO_INPUT,    /* count is 0: the runner died before its first call */
         RECORD_BAD_COUNT,   /* count is beyond the batch */
+        RECORD_BAD_CMP,     /* a comparison table the replay needs is scribbled on */
 } RecordProblem;
 
 /* Checks that the record at @region (laid out by @l) can be replayed for its
  * current count. */
 RecordProblem record_validate(const void *region, const RecordLayout *l);
+
+/* The comparison table a chain slot names: *ret is NULL for cmp_gen 0.
+ * Returns RECORD_OK, or RECORD_BAD_CMP when that table is not intact or
+ * not the slot's chain's. */
+RecordProblem record_chain_cmp(const void *region, const RecordLayout *l, const RecordChainSlot *s,
+                               const CmpTable **ret);
+
+/* The comparison tables of a batch, checked once: tables[g - 1] is
+ * generation g, for g in 1..n. */
+typedef struct RecordCmpIndex {
+        uint32_t n;
+        const CmpTable *tables[RECORD_CMP_TABLES];
+} RecordCmpIndex;
+
+/* Checks tables 1..cmp_gens (gen, checksum, chains in increasing order)
+ * and indexes them. Returns RECORD_OK or RECORD_BAD_CMP. */
+RecordProblem record_cmp_index(const void *region, const RecordLayout *l, RecordCmpIndex *ret);
+
+/* The table chain @chain reads: the newest whose chain is not after it;
+ * NULL when there is none. */
+const CmpTable *record_cmp_lookup(const RecordCmpIndex *ix, uint64_t chain);
 const char *record_problem_str(RecordProblem p);

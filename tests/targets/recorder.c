@@ -66,9 +66,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         }
         close(fd);
 
+        /* pid and n describe calls only: a process that merely initializes
+         * (the recovery helper's verification worker) must not make the
+         * test take it for the runner. */
         recorder_shm = p;
-        recorder_shm->pid = getpid();
-        __atomic_store_n(&recorder_shm->n, 0, __ATOMIC_RELEASE);
         __atomic_fetch_add(&recorder_shm->inits, 1, __ATOMIC_RELEASE);
         __atomic_store_n(&recorder_shm->magic, RECORDER_MAGIC, __ATOMIC_RELEASE);
         return 0;

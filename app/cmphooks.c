@@ -1,0 +1,333 @@
+/*
+ * Comparison feedback from the target: the SanitizerCoverage trace-cmp
+ * family (cmp, const_cmp, switch, div, gep) and the byte-string functions
+ * a target compares with (memcmp, bcmp, strcmp, strncmp, strcasecmp,
+ * strncasecmp, strstr, memmem), all exported from the snapfuzz executable
+ * so that a dlopen()ed target binds to them. Each writes the operands into
+ * the live comparison table (core/cmplog.h); mutations read it only once
+ * frozen into the replay record.
+ *
+ * The callbacks run on every comparison the target makes: one hashed slot
+ * write, no lock, no allocation, no syscall. One-byte comparisons are not
+ * recorded: random bytes and the interesting-value operators find those,
+ * and a tokenizer's character tests would crowd out the wide constants
+ * that input-to-state mutations exist for.
+ *
+ * The string functions interpose on libc's for every object in the process
+ * (the executable comes first in symbol lookup), snapfuzz's own code and its
+ * libraries included. So each returns exactly what the next definition
+ * returns (libc's, or a sanitizer runtime's interceptor when one is
+ * preloaded, which keeps its checks), and records only while the runner
+ * has the target running (cmplog_mode), only when the operands differ
+ * (equal operands teach nothing), and reading no byte the real function
+ * could not read. libc's internal calls do not go through these.
+ *
+ * This file is built with -fno-builtin (see app/meson.build): the compiler
+ * must not turn a loop here into a call to the very function being
+ * defined.
+ */
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/cmplog.h"
+
+#define SF_EXPORT __attribute__((visibility("default")))
+#define CALLER_PC() ((uintptr_t)__builtin_return_address(0))
+
+/* --- trace-cmp ---------------------------------------------------------- */
+
+/* One-byte comparisons only feed the value profile. */
+static inline void cmp1(uintptr_t pc, uint8_t a, uint8_t b)
+{
+        if (__builtin_expect(cmplog_mode & CMPLOG_VALUE_PROFILE, 0))
+                cmplog_vp(pc, (unsigned)__builtin_popcount((unsigned)(a ^ b)));
+}
+
+SF_EXPORT void __sanitizer_cov_trace_cmp1(uint8_t a, uint8_t b);
+SF_EXPORT void __sanitizer_cov_trace_cmp1(uint8_t a, uint8_t b)
+{
+        cmp1(CALLER_PC(), a, b);
+}
+
+SF_EXPORT void __sanitizer_cov_trace_const_cmp1(uint8_t c, uint8_t v);
+SF_EXPORT void __sanitizer_cov_trace_const_cmp1(uint8_t c, uint8_t v)
+{
+        cmp1(CALLER_PC(), v, c);
+}
+
+/* For trace_cmp both operands may come from the input; for const_cmp the
+ * first argument is the compile-time constant. */
+#define SF_CMP(bytes, type)                                                                        \
+        SF_EXPORT void __sanitizer_cov_trace_cmp##bytes(type a, type b);                           \
+        SF_EXPORT void __sanitizer_cov_trace_cmp##bytes(type a, type b)                            \
+        {                                                                                          \
+                cmplog_int(CALLER_PC(), a, b, bytes, 0);                                           \
+        }                                                                                          \
+        SF_EXPORT void __sanitizer_cov_trace_const_cmp##bytes(type c, type v);                     \
+        SF_EXPORT void __sanitizer_cov_trace_const_cmp##bytes(type c, type v)                      \
+        {                                                                                          \
+                cmplog_int(CALLER_PC(), v, c, bytes, CMPTABLE_F_CONST);                            \
+        }
+
+SF_CMP(2, uint16_t)
+SF_CMP(4, uint32_t)
+SF_CMP(8, uint64_t)
+
+/* cases[0] is the number of cases, cases[1] the width of @val in bits, and
+ * the case values follow. One case is recorded per call, a different one
+ * each time, so a switch reached often enough fills a slot per case
+ * without costing a loop over all of them on every call. */
+SF_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases);
+SF_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases)
+{
+        uint64_t n = cases[0];
+        unsigned width = (unsigned)(cases[1] / 8);
+
+        if (__builtin_expect(cmplog_mode == 0, 1) || n == 0 || width > 8)
+                return;
+        uint64_t i = cmplog_live.switch_turn++ % n;
+        if (width >= 2)
+                cmplog_int(CALLER_PC() + i, val, cases[2 + i], width, CMPTABLE_F_CONST);
+        else if (cmplog_mode & CMPLOG_VALUE_PROFILE)
+                cmplog_vp(CALLER_PC() + i, (unsigned)__builtin_popcountll(val ^ cases[2 + i]));
+}
+
+/* A divisor the input controls is one comparison away from zero. */
+SF_EXPORT void __sanitizer_cov_trace_div4(uint32_t val);
+SF_EXPORT void __sanitizer_cov_trace_div4(uint32_t val)
+{
+        cmplog_int(CALLER_PC(), val, 0, 4, CMPTABLE_F_CONST);
+}
+
+SF_EXPORT void __sanitizer_cov_trace_div8(uint64_t val);
+SF_EXPORT void __sanitizer_cov_trace_div8(uint64_t val)
+{
+        cmplog_int(CALLER_PC(), val, 0, 8, CMPTABLE_F_CONST);
+}
+
+/* An array index: writing 0 over it is what the interesting-value
+ * operators already do, so it only feeds the value profile. */
+SF_EXPORT void __sanitizer_cov_trace_gep(uintptr_t idx);
+SF_EXPORT void __sanitizer_cov_trace_gep(uintptr_t idx)
+{
+        if (__builtin_expect(cmplog_mode & CMPLOG_VALUE_PROFILE, 0)) {
+                unsigned d = (unsigned)__builtin_popcountll(idx);
+                cmplog_vp(CALLER_PC(), d > 63 ? 63 : d);
+        }
+}
+
+/* --- the byte-string functions ---------------------------------------- */
+
+typedef int (*MemcmpFn)(const void *, const void *, size_t);
+typedef int (*StrcmpFn)(const char *, const char *);
+typedef int (*StrncmpFn)(const char *, const char *, size_t);
+typedef char *(*StrstrFn)(const char *, const char *);
+typedef void *(*MemmemFn)(const void *, size_t, const void *, size_t);
+
+static struct {
+        MemcmpFn memcmp, bcmp;
+        StrcmpFn strcmp, strcasecmp;
+        StrncmpFn strncmp, strncasecmp;
+        StrstrFn strstr;
+        MemmemFn memmem;
+} real;
+
+/* Plain versions, used only until the real ones are resolved (a library's
+ * constructor may compare strings before ours runs) or if one cannot be. */
+static int plain_memcmp(const void *a, const void *b, size_t n)
+{
+        const uint8_t *p = a, *q = b;
+        for (size_t i = 0; i < n; i++)
+                if (p[i] != q[i])
+                        return p[i] < q[i] ? -1 : 1;
+        return 0;
+}
+
+static inline uint8_t lower(uint8_t c)
+{
+        return c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c;
+}
+
+static int plain_strncmp_case(const char *a, const char *b, size_t n, int fold)
+{
+        const uint8_t *p = (const uint8_t *)a, *q = (const uint8_t *)b;
+        for (size_t i = 0; i < n; i++) {
+                uint8_t x = fold ? lower(p[i]) : p[i];
+                uint8_t y = fold ? lower(q[i]) : q[i];
+                if (x != y)
+                        return x < y ? -1 : 1;
+                if (!x)
+                        break;
+        }
+        return 0;
+}
+
+static int plain_strcmp(const char *a, const char *b)
+{
+        return plain_strncmp_case(a, b, SIZE_MAX, 0);
+}
+
+static int plain_strcasecmp(const char *a, const char *b)
+{
+        return plain_strncmp_case(a, b, SIZE_MAX, 1);
+}
+
+static int plain_strncmp(const char *a, const char *b, size_t n)
+{
+        return plain_strncmp_case(a, b, n, 0);
+}
+
+static int plain_strncasecmp(const char *a, const char *b, size_t n)
+{
+        return plain_strncmp_case(a, b, n, 1);
+}
+
+static void *plain_memmem(const void *h, size_t hl, const void *n, size_t nl)
+{
+        const uint8_t *p = h;
+        if (nl == 0)
+                return (void *)h;
+        for (size_t i = 0; i + nl <= hl; i++)
+                if (plain_memcmp(p + i, n, nl) == 0)
+                        return (void *)(p + i);
+        return NULL;
+}
+
+static char *plain_strstr(const char *h, const char *n)
+{
+        size_t hl = 0, nl = 0;
+        while (h[hl])
+                hl++;
+        while (n[nl])
+                nl++;
+        return plain_memmem(h, hl, n, nl);
+}
+
+/* The next definition of each function after ours: libc's, or a preloaded
+ * sanitizer runtime's interceptor. Runs before main, in the executable's
+ * constructors (after those of the libraries it links). */
+__attribute__((constructor)) static void cmphooks_resolve(void)
+{
+        real.memcmp = (MemcmpFn)dlsym(RTLD_NEXT, "memcmp");
+        real.bcmp = (MemcmpFn)dlsym(RTLD_NEXT, "bcmp");
+        real.strcmp = (StrcmpFn)dlsym(RTLD_NEXT, "strcmp");
+        real.strcasecmp = (StrcmpFn)dlsym(RTLD_NEXT, "strcasecmp");
+        real.strncmp = (StrncmpFn)dlsym(RTLD_NEXT, "strncmp");
+        real.strncasecmp = (StrncmpFn)dlsym(RTLD_NEXT, "strncasecmp");
+        real.strstr = (StrstrFn)dlsym(RTLD_NEXT, "strstr");
+        real.memmem = (MemmemFn)dlsym(RTLD_NEXT, "memmem");
+}
+
+/* The length of the C string @s, at most @max: never reads past its NUL. */
+static inline size_t bounded_strlen(const char *s, size_t max)
+{
+        size_t n = 0;
+        while (n < max && s[n])
+                n++;
+        return n;
+}
+
+static inline size_t min_size(size_t a, size_t b)
+{
+        return a < b ? a : b;
+}
+
+/* The value profile's distance for byte strings: how many leading bytes
+ * match, at most 63 (and, for C strings, up to the end of the string). */
+static unsigned common_prefix(const uint8_t *a, const uint8_t *b, size_t n, int strings)
+{
+        size_t i = 0;
+        while (i < n && i < 63 && a[i] == b[i] && (!strings || a[i]))
+                i++;
+        return (unsigned)i;
+}
+
+static void record_bytes(uintptr_t pc, const void *a, const void *b, size_t n)
+{
+        if (cmplog_mode & CMPLOG_VALUE_PROFILE)
+                cmplog_vp(pc, common_prefix(a, b, n, 0));
+        n = min_size(n, CMPTABLE_MEM_MAX);
+        cmplog_mem(pc, a, n, b, n, 0);
+}
+
+/* Strings are recorded without their NUL, up to @n bytes. */
+static void record_strings(uintptr_t pc, const char *a, const char *b, size_t n)
+{
+        if (cmplog_mode & CMPLOG_VALUE_PROFILE)
+                cmplog_vp(pc, common_prefix((const uint8_t *)a, (const uint8_t *)b, n, 1));
+        n = min_size(n, CMPTABLE_MEM_MAX);
+        cmplog_mem(pc, (const uint8_t *)a, bounded_strlen(a, n), (const uint8_t *)b,
+                   bounded_strlen(b, n), CMPTABLE_F_STRING);
+}
+
+static void record_needle(uintptr_t pc, const void *needle, size_t n)
+{
+        cmplog_mem(pc, NULL, 0, needle, min_size(n, CMPTABLE_MEM_MAX), CMPTABLE_F_TOKEN);
+}
+
+SF_EXPORT int memcmp(const void *a, const void *b, size_t n)
+{
+        int r = real.memcmp ? real.memcmp(a, b, n) : plain_memcmp(a, b, n);
+        if (cmplog_mode && r != 0)
+                record_bytes(CALLER_PC(), a, b, n);
+        return r;
+}
+
+SF_EXPORT int bcmp(const void *a, const void *b, size_t n)
+{
+        int r = real.bcmp ? real.bcmp(a, b, n) : plain_memcmp(a, b, n);
+        if (cmplog_mode && r != 0)
+                record_bytes(CALLER_PC(), a, b, n);
+        return r;
+}
+
+SF_EXPORT int strcmp(const char *a, const char *b)
+{
+        int r = real.strcmp ? real.strcmp(a, b) : plain_strcmp(a, b);
+        if (cmplog_mode && r != 0)
+                record_strings(CALLER_PC(), a, b, SIZE_MAX);
+        return r;
+}
+
+SF_EXPORT int strcasecmp(const char *a, const char *b)
+{
+        int r = real.strcasecmp ? real.strcasecmp(a, b) : plain_strcasecmp(a, b);
+        if (cmplog_mode && r != 0)
+                record_strings(CALLER_PC(), a, b, SIZE_MAX);
+        return r;
+}
+
+SF_EXPORT int strncmp(const char *a, const char *b, size_t n)
+{
+        int r = real.strncmp ? real.strncmp(a, b, n) : plain_strncmp(a, b, n);
+        if (cmplog_mode && r != 0)
+                record_strings(CALLER_PC(), a, b, n);
+        return r;
+}
+
+SF_EXPORT int strncasecmp(const char *a, const char *b, size_t n)
+{
+        int r = real.strncasecmp ? real.strncasecmp(a, b, n) : plain_strncasecmp(a, b, n);
+        if (cmplog_mode && r != 0)
+                record_strings(CALLER_PC(), a, b, n);
+        return r;
+}
+
+SF_EXPORT char *strstr(const char *h, const char *n)
+{
+        char *r = real.strstr ? real.strstr(h, n) : plain_strstr(h, n);
+        if (cmplog_mode && !r)
+                record_needle(CALLER_PC(), n, bounded_strlen(n, CMPTABLE_MEM_MAX));
+        return r;
+}
+
+SF_EXPORT void *memmem(const void *h, size_t hl, const void *n, size_t nl)
+{
+        void *r = real.memmem ? real.memmem(h, hl, n, nl) : plain_memmem(h, hl, n, nl);
+        if (cmplog_mode && !r)
+                record_needle(CALLER_PC(), n, nl);
+        return r;
+}

@@ -1,0 +1,147 @@
+/*
+ * The table is built from crash.json alone (and the size of `minimized`
+ * when crash.json does not give it); nothing is run. Each entry is loaded
+ * with crashstore_load, so an entry that `reproduce` would refuse is shown
+ * as corrupt, with the reason, and the listing goes on.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "app/crashes_cmd.h"
+#include "core/crashstore.h"
+#include "core/log.h"
+#include "core/msg.h"
+#include "snapfuzz/exitcode.h"
+
+#include "snapfuzz/banned.h"
+
+#define CRASHES_MESSAGE_WIDTH 60
+
+static int parse_args(int argc, char **argv, const char **out_dir)
+{
+        enum { OPT_OUT = 1000, OPT_HELP };
+        static const struct option opts[] = {
+            {"out", required_argument, NULL, OPT_OUT},
+            {"help", no_argument, NULL, OPT_HELP},
+            {0},
+        };
+        int c;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+                switch (c) {
+                case OPT_OUT:
+                        *out_dir = optarg;
+                        break;
+                case OPT_HELP:
+                        printf("usage: snapfuzz crashes [--out DIR]\n");
+                        return -1;
+                case ':':
+                        log_error("%s needs a value; see snapfuzz --help", argv[optind - 1]);
+                        return SF_EXIT_USAGE;
+                default:
+                        log_error("unknown option %s; see snapfuzz --help", argv[optind - 1]);
+                        return SF_EXIT_USAGE;
+                }
+        }
+        if (argc - optind != 0) {
+                log_error("crashes takes no operands: snapfuzz crashes [--out DIR]");
+                return SF_EXIT_USAGE;
+        }
+        return 0;
+}
+
+/* The minimized length: crash.json's minimized_len, else the size of the
+ * file, else -1. */
+static long long minimized_len(const char *out_dir, const char *id, const cJSON *report)
+{
+        int64_t n = msg_int(report, "minimized_len", -1);
+        if (n >= 0)
+                return n;
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/crashes/%s/minimized", out_dir, id);
+        return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* Prints @s on one line, at most @width characters (control characters as
+ * spaces; "..." marks a cut). */
+static void print_clipped(const char *s, size_t width)
+{
+        size_t n = strlen(s);
+        size_t show = n > width ? width - 3 : n;
+        for (size_t i = 0; i < show; i++) {
+                unsigned char ch = (unsigned char)s[i];
+                putchar(ch < 0x20 || ch == 0x7f ? ' ' : ch);
+        }
+        if (show < n)
+                fputs("...", stdout);
+        putchar('\n');
+}
+
+static void print_row(const char *out_dir, const char *id, const cJSON *report)
+{
+        char min[24];
+        long long m = minimized_len(out_dir, id, report);
+        if (m >= 0)
+                snprintf(min, sizeof(min), "%lld", m);
+        else
+                snprintf(min, sizeof(min), "-");
+        printf("%-16s  %-15s  %5lld  %7lld  %9s  %-20s  %-20s  %-5s  ", id,
+               msg_str(report, "kind", "?"), (long long)msg_int(report, "count", 1),
+               (long long)msg_int(report, "input_len", -1), min, msg_str(report, "first_seen", "-"),
+               msg_str(report, "last_seen", "-"), msg_bool(report, "reproduced", 0) ? "yes" : "no");
+        print_clipped(msg_str(report, "message", ""), CRASHES_MESSAGE_WIDTH);
+}
+
+int crashes_cmd(int argc, char **argv)
+{
+        const char *out_dir = "snapfuzz-out";
+        char **ids = NULL;
+        size_t n = 0, corrupt = 0;
+        struct stat st;
+
+        int r = parse_args(argc, argv, &out_dir);
+        if (r)
+                return r < 0 ? SF_EXIT_OK : r;
+        if (stat(out_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                log_error("no output directory %s (name one with --out DIR)", out_dir);
+                return SF_EXIT_USAGE;
+        }
+        r = crashstore_list(out_dir, &ids, &n);
+        if (r == -ENOENT || (r == 0 && n == 0)) {
+                printf("no crashes stored in %s/crashes\n", out_dir);
+                return SF_EXIT_OK;
+        }
+        if (r < 0) {
+                log_error("cannot read %s/crashes: %s", out_dir, strerror(-r));
+                return SF_EXIT_INTERNAL;
+        }
+        printf("%-16s  %-15s  %5s  %7s  %9s  %-20s  %-20s  %-5s  %s\n", "ID", "KIND", "COUNT",
+               "INPUT", "MINIMIZED", "FIRST SEEN", "LAST SEEN", "REPRO", "MESSAGE");
+        for (size_t i = 0; i < n; i++) {
+                cJSON *report = NULL;
+                uint8_t *input = NULL;
+                size_t len;
+                char err[1024];
+                if (crashstore_load(out_dir, ids[i], &report, &input, &len, err, sizeof(err)) < 0) {
+                        printf("%-16s  %-15s  %s\n", ids[i], "CORRUPT", err);
+                        corrupt++;
+                        continue;
+                }
+                print_row(out_dir, ids[i], report);
+                cJSON_Delete(report);
+                free(input);
+        }
+        printf("%zu crash%s in %s/crashes", n, n == 1 ? "" : "es", out_dir);
+        if (corrupt)
+                printf(", %zu corrupt", corrupt);
+        printf("; replay one with: snapfuzz reproduce ID --out %s\n", out_dir);
+        crashstore_ids_free(ids, n);
+        return SF_EXIT_OK;
+}

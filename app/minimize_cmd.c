@@ -1,0 +1,271 @@
+/*
+ * The crash to keep is the one crash.json names: its kind and signature,
+ * not whatever the input does today. Minimization starts from the stored
+ * `minimized` input when there is one (so a second run continues where a
+ * budget stopped the first), falling back to `input` when that one no
+ * longer crashes the same way. The limits come from crash.json, as for
+ * `reproduce`.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "app/minimize_cmd.h"
+#include "core/crashstore.h"
+#include "core/elfcheck.h"
+#include "core/log.h"
+#include "core/msg.h"
+#include "core/wproc.h"
+#include "recovery/classify.h"
+#include "recovery/minimize.h"
+#include "snapfuzz/exitcode.h"
+
+#include "snapfuzz/banned.h"
+
+#define MINIMIZE_CMD_DEFAULT_S 30.0
+
+typedef struct MinimizeCmd {
+        const char *id;
+        const char *out_dir;
+        const char *target;  /* overrides crash.json's target; NULL: use it */
+        unsigned timeout_ms; /* 0: the crash's own */
+        MinimizeBudget budget;
+} MinimizeCmd;
+
+static int parse_number(const char *opt, const char *s, double min, double max, double *ret)
+{
+        char *end;
+        errno = 0;
+        double v = strtod(s, &end);
+        if (errno || !*s || *end || !(v >= min && v <= max)) {
+                log_error("%s takes a number from %g to %g, not '%s'", opt, min, max, s);
+                return -EINVAL;
+        }
+        *ret = v;
+        return 0;
+}
+
+static int parse_count(const char *opt, const char *s, uint64_t *ret)
+{
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno || !*s || *s == '-' || *end) {
+                log_error("%s takes a whole number, not '%s'", opt, s);
+                return -EINVAL;
+        }
+        *ret = v;
+        return 0;
+}
+
+static int parse_args(int argc, char **argv, MinimizeCmd *cmd)
+{
+        enum { OPT_OUT = 1000, OPT_TARGET, OPT_TIMEOUT, OPT_TIME, OPT_TRIALS, OPT_HELP };
+        static const struct option opts[] = {
+            {"out", required_argument, NULL, OPT_OUT},
+            {"target", required_argument, NULL, OPT_TARGET},
+            {"timeout", required_argument, NULL, OPT_TIMEOUT},
+            {"max-time", required_argument, NULL, OPT_TIME},
+            {"max-trials", required_argument, NULL, OPT_TRIALS},
+            {"help", no_argument, NULL, OPT_HELP},
+            {0},
+        };
+        double d;
+        int c;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+                switch (c) {
+                case OPT_OUT:
+                        cmd->out_dir = optarg;
+                        break;
+                case OPT_TARGET:
+                        cmd->target = optarg;
+                        break;
+                case OPT_TIMEOUT:
+                        if (parse_number("--timeout", optarg, 0.01, 86400, &d) < 0)
+                                return SF_EXIT_USAGE;
+                        cmd->timeout_ms = (unsigned)(d * 1000);
+                        break;
+                case OPT_TIME:
+                        if (parse_number("--max-time", optarg, 0, 1e6, &d) < 0)
+                                return SF_EXIT_USAGE;
+                        cmd->budget.max_ms = (int64_t)(d * 1000);
+                        break;
+                case OPT_TRIALS:
+                        if (parse_count("--max-trials", optarg, &cmd->budget.max_trials) < 0)
+                                return SF_EXIT_USAGE;
+                        break;
+                case OPT_HELP:
+                        printf("usage: snapfuzz minimize CRASH_ID [--out DIR] [--max-time S] "
+                               "[--max-trials N] [--target PATH] [--timeout S]\n");
+                        return -1;
+                case ':':
+                        log_error("%s needs a value; see snapfuzz --help", argv[optind - 1]);
+                        return SF_EXIT_USAGE;
+                default:
+                        log_error("unknown option %s; see snapfuzz --help", argv[optind - 1]);
+                        return SF_EXIT_USAGE;
+                }
+        }
+        if (argc - optind != 1) {
+                log_error("minimize needs exactly one crash id: snapfuzz minimize ID [--out DIR]");
+                return SF_EXIT_USAGE;
+        }
+        cmd->id = argv[optind];
+        if (cmd->target) {
+                char why[512];
+                if (elf_check_shared_object(cmd->target, why, sizeof(why)) < 0) {
+                        log_error("%s: %s", cmd->target, why);
+                        return SF_EXIT_USAGE;
+                }
+        }
+        return 0;
+}
+
+static void print_hex(const uint8_t *data, size_t len, size_t limit)
+{
+        size_t n = len < limit ? len : limit;
+        printf("  bytes    ");
+        for (size_t i = 0; i < n; i++)
+                printf("%02x", data[i]);
+        if (n < len)
+                printf("... (%zu more)", len - n);
+        printf("  |");
+        for (size_t i = 0; i < n; i++)
+                putchar(data[i] >= 0x20 && data[i] < 0x7f ? data[i] : '.');
+        printf("%s|\n", n < len ? "..." : "");
+}
+
+/* Runs the minimization from the stored minimized input when there is one,
+ * else (or when it no longer crashes the same way) from the stored input. */
+static int run_from_best(const MinimizeCmd *cmd, Wproc *w, const Classification *want,
+                         const uint8_t *input, size_t len, uint8_t **ret, size_t *ret_len,
+                         MinimizeStats *st)
+{
+        uint8_t *prev = NULL;
+        size_t prev_len = 0;
+        int r;
+
+        if (crashstore_load_minimized(cmd->out_dir, cmd->id, &prev, &prev_len) == 0 &&
+            prev_len < len) {
+                printf("crash %s: starting from the stored minimized input (%zu bytes)\n", cmd->id,
+                       prev_len);
+                r = minimize_run(w, prev, prev_len, want, &cmd->budget, ret, ret_len, st);
+                free(prev);
+                if (r != MINIMIZE_NOT_REPRODUCED)
+                        return r;
+                printf("crash %s: the minimized input no longer crashes the same way; "
+                       "starting from the input (%zu bytes)\n",
+                       cmd->id, len);
+        } else {
+                free(prev);
+        }
+        return minimize_run(w, input, len, want, &cmd->budget, ret, ret_len, st);
+}
+
+int minimize_cmd(int argc, char **argv)
+{
+        MinimizeCmd cmd = {
+            .out_dir = "snapfuzz-out",
+            .budget = {.max_ms = (int64_t)(MINIMIZE_CMD_DEFAULT_S * 1000)},
+        };
+        cJSON *report = NULL;
+        uint8_t *input = NULL, *min = NULL;
+        size_t len = 0, min_len = 0;
+        Wproc *w = NULL;
+        char err[1024];
+        int code;
+
+        int r = parse_args(argc, argv, &cmd);
+        if (r)
+                return r < 0 ? SF_EXIT_OK : r;
+        r = crashstore_load(cmd.out_dir, cmd.id, &report, &input, &len, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s", err);
+                return SF_EXIT_USAGE;
+        }
+        Classification want = {.is_crash = true};
+        snprintf(want.kind, sizeof(want.kind), "%s", msg_str(report, "kind", ""));
+        snprintf(want.signature, sizeof(want.signature), "%s", msg_str(report, "signature", ""));
+        snprintf(want.id, sizeof(want.id), "%s", cmd.id);
+
+        const char *target = cmd.target ? cmd.target : msg_str(report, "target", "");
+        struct stat st;
+        if (stat(target, &st) < 0) {
+                log_error("the target %s named in the crash record is gone (%s); point to it "
+                          "with --target PATH",
+                          target, strerror(errno));
+                code = SF_EXIT_USAGE;
+                goto out;
+        }
+        const cJSON *limits = cJSON_GetObjectItemCaseSensitive(report, "limits");
+        int64_t max_len = msg_int(limits, "max_len", 0);
+        WprocConfig wc = {
+            .target = target,
+            .max_len = (size_t)(max_len > (int64_t)len ? max_len : (int64_t)(len ? len : 1)),
+            .timeout_ms =
+                cmd.timeout_ms ? cmd.timeout_ms : (unsigned)msg_int(limits, "timeout_ms", 1000),
+            .rss_limit_mb = (unsigned)msg_int(limits, "rss_limit_mb", 2048),
+            .malloc_limit_mb = (unsigned)msg_int(limits, "malloc_limit_mb", 0),
+            .sandbox = msg_str(limits, "sandbox", "strict"),
+            .cov_fd = -1,
+        };
+        if (strcmp(want.kind, "timeout") == 0)
+                log_warn("crash %s is a hang: every trial that still hangs costs the timeout "
+                         "(%u ms); --timeout S shortens it",
+                         cmd.id, wc.timeout_ms);
+        r = wproc_spawn(&w, &wc, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s: %s", target, err);
+                code = r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ? SF_EXIT_USAGE
+                                                                     : SF_EXIT_INTERNAL;
+                goto out;
+        }
+
+        MinimizeStats stats;
+        r = run_from_best(&cmd, w, &want, input, len, &min, &min_len, &stats);
+        if (r == MINIMIZE_NOT_REPRODUCED) {
+                printf("crash %s: NOT MINIMIZED: the stored input no longer crashes as %s "
+                       "(signature %s); nothing was written\n",
+                       cmd.id, want.kind, want.signature);
+                code = SF_EXIT_CRASH;
+                goto out;
+        }
+        if (r < 0) {
+                log_error("the worker failed while minimizing: %s", strerror(-r));
+                code = SF_EXIT_INTERNAL;
+                goto out;
+        }
+        r = minimize_store(cmd.out_dir, cmd.id, min, min_len, &stats, "command");
+        if (r < 0) {
+                log_error("cannot write %s/crashes/%s/minimized: %s", cmd.out_dir, cmd.id,
+                          strerror(-r));
+                code = SF_EXIT_INTERNAL;
+                goto out;
+        }
+        printf("crash %s: minimized %zu -> %zu bytes in %llu trials, %lld ms\n", cmd.id, len,
+               min_len, (unsigned long long)stats.trials, (long long)stats.ms);
+        printf("  kind     %s, signature %s\n", want.kind, want.signature);
+        printf("  trials   %llu same crash, %llu other crash, %llu no crash\n",
+               (unsigned long long)stats.same, (unsigned long long)stats.other_crash,
+               (unsigned long long)stats.no_crash);
+        if (stats.stopped == MINIMIZE_STOP_DONE)
+                printf("  stopped  done: no chunk, byte or simplification helps any more\n");
+        else
+                printf("  stopped  %s: the budget ran out; run the command again to go on\n",
+                       minimize_stop_str(stats.stopped));
+        printf("  written  %s/crashes/%s/minimized\n", cmd.out_dir, cmd.id);
+        print_hex(min, min_len, 64);
+        code = SF_EXIT_OK;
+out:
+        wproc_free(w);
+        cJSON_Delete(report);
+        free(input);
+        free(min);
+        return code;
+}

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Splits a perf profile of one fuzzer run into where an execution's time goes.
+
+    perf script -F comm,pid,ip,sym,dso -i perf.data |
+        profile.py TOOL EXECS PERIOD_NS [--target-syms F] [--target-imports F]
+                   [--mutator-syms F]
+
+Reads `perf script` output (one sample: a "comm pid" line, then its call
+chain, leaf first, one frame a line) of a run recorded with a fixed period
+(`perf record -e cpu-clock -c PERIOD_NS --call-graph dwarf`), so that every
+sample stands for PERIOD_NS of CPU time. Each sample goes to one category:
+
+  target       the target's own code: LLVMFuzzerTestOneInput and the functions
+               of the target (--target-syms: a file naming them, one a line),
+               and the libc functions they call (--target-imports: the
+               target's undefined symbols, one a line)
+  callbacks    a __sanitizer_cov_* callback the target called (snapfuzz's and
+               the bare loop's are no-ops, libFuzzer's record comparisons)
+  mutation     the fuzzer's mutator (--mutator-syms: more functions that belong
+               to it, such as static helpers whose inlined frames show up
+               without their caller)
+  feedback     reading the coverage counters after an execution
+  loop         the rest of the fuzzing loop in user space (copies, checks,
+               bookkeeping, corpus management, whatever is not named above)
+  batch        starting and ending a batch: fork, the sandbox's filter, exit
+               (snapfuzz forks one runner per batch of executions)
+  kernel       in the kernel, outside the above (page faults, syscalls)
+  other        other processes and start-up: snapfuzz's coordinator, the worker
+               supervising its runners, the recovery helper; taskset, loading
+
+The attribution is approximate: it is as good as perf's unwinding (see
+LOST_CALLER below) and has the sampling error of a few thousand samples.
+
+Prints one tab-separated line: tool, execs, CPU ms, then for every category
+its CPU ms. With PROFILE_TOP=N in the environment, also prints to stderr the
+N hottest leaf functions of each category. Standard library only.
+"""
+
+import argparse
+import collections
+import os
+import sys
+
+CATEGORIES = ["target", "callbacks", "mutation", "feedback", "loop", "batch", "kernel", "other"]
+
+MUTATION = ("mutator_mutate", "MutationDispatcher", "LLVMFuzzerMutate")
+FEEDBACK = ("coverage_scan", "coverage_clear", "TracePC", "CollectFeatures", "AddFeature",
+            "UpdateFeatureFrequency", "ValueProfileMap")
+CALLBACKS = ("__sanitizer_cov_", "fuzzer::TracePC::HandleCmp")
+BATCH = ("fork", "_Fork", "sandbox_apply", "runner_map_guarded", "runner_install_handlers",
+         "do_exit", "do_group_exit", "exit_mmap", "ret_from_fork", "schedule_tail")
+# snapfuzz's coordinator and recovery helper keep the executable's name; its
+# workers and runners, started through /proc/self/exe, are "exe".
+OTHER_COMMS = ("snapfuzz", "taskset")
+OTHER_ROOTS = ("coordinator_run", "recovery_main", "_dl_start", "_dl_init", "dl_main")
+
+# perf's DWARF unwinder sometimes loses the caller of a frameless leaf
+# function (a libc string function such as memcpy or memcmp, a coverage
+# callback): the chain goes on at the caller's caller. Callbacks are only
+# ever called by the target, so they need nothing more. A libc string
+# function the target does not import (--target-imports) is the fuzzer's own
+# call; one that only the target calls is the target's. For the few that both
+# call on every execution (AMBIGUOUS), the frame after the leaf decides:
+# runner_main (snapfuzz), bare_loop's main and libFuzzer's ExecuteCallback
+# call the target, so when one of them follows the leaf, the lost frame was
+# most likely the target; a string function that runner_main or
+# ExecuteCallback call themselves shows their own caller when the frame is
+# lost (worker_run_batch, inlined into worker_main; RunOne), or them when it
+# is not (then counted as the target: the error this rule can make).
+AMBIGUOUS = {"memcpy", "memcmp"}
+LOST_CALLER = [
+    ("runner_main", "target"),
+    ("main", "target"),
+    ("fuzzer::Fuzzer::ExecuteCallback", "target"),
+    ("worker_run_batch", "loop"),
+    ("worker_main", "loop"),
+    ("fuzzer::Fuzzer::RunOne", "loop"),
+]
+
+TARGET_SYMS = {"LLVMFuzzerTestOneInput"}
+TARGET_IMPORTS = set()
+MUTATOR_SYMS = set()
+
+
+def frames(lines):
+    """(symbol, dso) of each frame, leaf first; "@plt" stubs count as their function."""
+    out = []
+    for ln in lines:
+        parts = ln.strip().split(None, 1)
+        if len(parts) < 2:
+            continue
+        rest = parts[1]
+        dso = ""
+        if rest.endswith(")") and " (" in rest:
+            rest, dso = rest.rsplit(" (", 1)
+            dso = dso[:-1]
+        out.append((rest.strip().split("@")[0], dso))
+    return out
+
+
+def libc_base(name):
+    """memcpy for __memcpy_avx512_unaligned_erms, memcpy@GLIBC_2.14 and memmove."""
+    base = name.split("@")[0].lstrip("_").split("_")[0]
+    return "memcpy" if base == "memmove" else base
+
+
+def is_libc_string(frame):
+    """glibc's string functions, by the names of their variants (__memcpy_avx512_...)."""
+    sym, dso = frame
+    if "libc.so" not in dso and dso != "inlined":
+        return False
+    return sym.lstrip("_").startswith(("mem", "str", "wmem"))
+
+
+def classify(chain, comm):
+    syms = [s for s, _ in chain]
+    if comm in OTHER_COMMS or any(s.startswith(OTHER_ROOTS) for s in syms):
+        return "other"
+    if any(s.startswith(CALLBACKS) for s in syms):
+        return "callbacks"
+    if any(s in TARGET_SYMS for s in syms):
+        return "target"
+    if any(any(m in s for m in MUTATION) or s in MUTATOR_SYMS for s in syms):
+        return "mutation"
+    if any(any(m in s for m in FEEDBACK) for s in syms):
+        return "feedback"
+    if len(chain) > 1 and is_libc_string(chain[0]):
+        base = libc_base(chain[0][0])
+        if base not in TARGET_IMPORTS:
+            return "loop"
+        if base not in AMBIGUOUS:
+            return "target"
+        parent, parent_dso = chain[1]
+        for prefix, cat in LOST_CALLER:
+            if parent.startswith(prefix) and (prefix != "main" or parent_dso.endswith("bare_loop")):
+                return cat
+    if any(s.startswith(BATCH) for s in syms):
+        return "batch"
+    if any(s.startswith("worker_main") for s in syms) and "runner_main" not in syms:
+        return "other"
+    if chain and chain[0][1] == "[kernel.kallsyms]":
+        return "kernel"
+    return "loop"
+
+
+def read_names(path):
+    with open(path) as f:
+        return {ln.strip() for ln in f if ln.strip()}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("tool")
+    p.add_argument("execs", type=int)
+    p.add_argument("period_ns", type=int)
+    p.add_argument("--target-syms")
+    p.add_argument("--mutator-syms")
+    p.add_argument("--target-imports")
+    a = p.parse_args()
+    if a.target_imports:
+        TARGET_IMPORTS.update(libc_base(n) for n in read_names(a.target_imports))
+    if a.target_syms:
+        TARGET_SYMS.update(read_names(a.target_syms))
+    if a.mutator_syms:
+        MUTATOR_SYMS.update(read_names(a.mutator_syms))
+
+    counts = dict.fromkeys(CATEGORIES, 0)
+    leaves = {c: collections.Counter() for c in CATEGORIES}
+    block = []
+
+    def flush():
+        if block:
+            chain = frames(block[1:])
+            head = block[0].split()
+            cat = classify(chain, head[0] if head else "")
+            counts[cat] += 1
+            leaves[cat][chain[0][0] if chain else "?"] += 1
+        block.clear()
+
+    for line in sys.stdin:
+        if not line.strip():
+            flush()
+            continue
+        if not line[0].isspace():
+            flush()
+        block.append(line)
+    flush()
+
+    ms = [counts[c] * a.period_ns / 1e6 for c in CATEGORIES]
+    top = int(os.environ.get("PROFILE_TOP", "0"))
+    for c in CATEGORIES if top else []:
+        total = sum(leaves[c].values()) or 1
+        hot = ", ".join(f"{sym} {n * 100 / total:.0f}%" for sym, n in leaves[c].most_common(top))
+        print(f"{a.tool} {c}: {hot}", file=sys.stderr)
+    print("\t".join([a.tool, str(a.execs), f"{sum(ms):.1f}"] + [f"{m:.1f}" for m in ms]))
+
+
+if __name__ == "__main__":
+    main()

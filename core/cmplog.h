@@ -1,0 +1,182 @@
+/*
+ * Comparison feedback, the runner's side: the live table of recent
+ * comparison operands that the trace-cmp callbacks and the interposed
+ * memcmp family (app/cmphooks.c) write while the target runs, and the
+ * freezing of that table into the replay record at chain starts, where
+ * mutations read it (include/snapfuzz/cmptable.h, snapfuzz/record.h).
+ *
+ * The recording functions are inline and run on every comparison the
+ * target makes: one hashed slot write each, no lock, no allocation, no
+ * syscall. A slot is picked by the comparison's call site and, for a
+ * comparison against a constant, by the constant too, so that a switch or a
+ * keyword loop fills several slots instead of overwriting one. A newer
+ * comparison that lands on a taken slot replaces it: the table holds recent
+ * operands, not all of them.
+ *
+ * Mutations never read the live table. It is process-private state of the
+ * runner (a fork of the worker, so it starts as the worker's and is cleared
+ * before the first input).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapfuzz/cmptable.h"
+#include "snapfuzz/mutator.h"
+#include "snapfuzz/record.h"
+
+typedef struct CmpLog {
+        CmpIntEntry ints[CMPTABLE_INTS]; /* width 0: free */
+        CmpMemEntry mems[CMPTABLE_MEMS]; /* len_b 0: free */
+        uint32_t switch_turn;            /* which case of a switch to record next */
+} CmpLog;
+
+extern CmpLog cmplog_live;
+
+/* What the hooks do with a comparison: cmplog_mode is a set of these bits,
+ * and zero (nothing at all) whenever the target is not running, so the
+ * interposed memcmp family never records snapfuzz's own calls. */
+enum {
+        /* Record operands into the live table. The runner sets it for the
+         * first input of some chains (cmplog_chain_records()): one mutation
+         * away from the batch's base, so its operands most likely still
+         * appear in the inputs that later chains mutate (an operand found in
+         * the input is what input-to-state needs), where a deeper input's
+         * operands are mostly its own mutations. */
+        CMPLOG_RECORD = 1,
+        /* Value profile (--use-value-profile): how close the operands came
+         * is coverage, a feature per call site and distance in
+         * cmplog_vp_map. Set for every input when enabled. */
+        CMPLOG_VALUE_PROFILE = 2,
+};
+
+extern int cmplog_mode;
+/* CMPLOG_VALUE_PROFILE once cmplog_value_profile_enable() ran, else 0. */
+extern int cmplog_value_profile;
+
+/* 64 call-site buckets times 64 distances: the map is scanned after every
+ * input like any counters, so it stays small (sites may share a bucket). */
+#define CMPLOG_VP_COUNTERS 4096u
+extern uint8_t cmplog_vp_map[CMPLOG_VP_COUNTERS];
+
+static inline size_t cmplog_slot(uintptr_t pc, uint64_t salt, unsigned bits)
+{
+        return (size_t)(((uint64_t)pc ^ (salt * UINT64_C(0xff51afd7ed558ccd))) *
+                            UINT64_C(0x9e3779b97f4a7c15) >>
+                        (64 - bits));
+}
+
+/* Marks the feature "the comparison at @pc came within @distance" (0..63:
+ * differing bits for integers, matching leading bytes for strings). */
+static inline void cmplog_vp(uintptr_t pc, unsigned distance)
+{
+        cmplog_vp_map[(cmplog_slot(pc, 0, 6) << 6) | (distance & 63)] = 1;
+}
+
+/* Records an integer comparison of @width bytes made at @pc. Operands that
+ * are already equal teach nothing and are skipped. For CMPTABLE_F_CONST, @b
+ * is the constant. */
+static inline void cmplog_int(uintptr_t pc, uint64_t a, uint64_t b, unsigned width, unsigned flags)
+{
+        _Static_assert(CMPTABLE_INTS == 128, "7 bits of slot index");
+        int mode = cmplog_mode;
+
+        if (__builtin_expect(mode == 0, 1))
+                return;
+        if (mode & CMPLOG_VALUE_PROFILE) {
+                unsigned d = (unsigned)__builtin_popcountll(a ^ b);
+                cmplog_vp(pc, d > 63 ? 63 : d);
+        }
+        if (!(mode & CMPLOG_RECORD) || a == b)
+                return;
+        CmpIntEntry *e = &cmplog_live.ints[cmplog_slot(pc, (flags & CMPTABLE_F_CONST) ? b : 0, 7)];
+        e->a = a;
+        e->b = b;
+        e->width = (uint8_t)width;
+        e->flags = (uint8_t)flags;
+}
+
+/* Records a byte-string comparison: @la bytes at @a against @lb bytes at @b
+ * (each at most CMPTABLE_MEM_MAX; @la may be 0 for a needle). The slot
+ * follows the call site and the first bytes of @b, usually the constant.
+ * Only while CMPLOG_RECORD is set. */
+static inline void cmplog_mem(uintptr_t pc, const uint8_t *a, size_t la, const uint8_t *b,
+                              size_t lb, unsigned flags)
+{
+        _Static_assert(CMPTABLE_MEMS == 32, "5 bits of slot index");
+        uint64_t salt = 0;
+        size_t i;
+
+        if (__builtin_expect(!(cmplog_mode & CMPLOG_RECORD), 1) || lb == 0)
+                return;
+        for (i = 0; i < lb && i < 8; i++)
+                salt = (salt << 8) | b[i];
+        CmpMemEntry *e = &cmplog_live.mems[cmplog_slot(pc, salt ^ lb, 5)];
+        for (i = 0; i < la; i++)
+                e->a[i] = a[i];
+        for (i = 0; i < lb; i++)
+                e->b[i] = b[i];
+        e->len_a = (uint8_t)la;
+        e->len_b = (uint8_t)lb;
+        e->flags = (uint8_t)flags;
+}
+
+/* Registers cmplog_vp_map as coverage counters and turns value profile on
+ * for every input from now on. Called once in a worker, after the target's
+ * own counters are registered, so counter offsets agree across workers. */
+void cmplog_value_profile_enable(void);
+
+/* Forgets every recorded comparison. */
+void cmplog_clear(void);
+
+/* Copies the entries in use of @live into @ret (compacted, entries in use
+ * first), as generation @gen of batch @batch_id, first read by chain
+ * @chain, and seals its checksum. Returns the number of entries copied. */
+size_t cmplog_freeze(const CmpLog *live, CmpTable *ret, uint32_t gen, uint64_t chain,
+                     uint64_t batch_id);
+
+/* The runner's comparison tables for one batch. A fuzzing batch freezes
+ * the live table into the record at chains 1, 2, 4, 8, ... (often while the
+ * batch is young, rarely once it has settled, and never more than
+ * RECORD_CMP_TABLES times, so every table stays in the record). Operands
+ * are recorded from the first input of every CMPLOG_RECORD_EVERY-th chain,
+ * so that comparisons only some inputs reach still find their way into a
+ * table, and of each of the CMPLOG_RECORD_CHAINS chains before a freeze, so
+ * that the table is fresh: at most a sixteenth of the inputs pay for
+ * recording once the batch has settled (half as many records found the
+ * cmp_guard bug half as fast). Chain 0 reads no table (nothing of this
+ * batch has run yet). A history replay (RECORD_BATCH_REPLAY) brings the
+ * tables of the batch it replays and freezes none. */
+#define CMPLOG_RECORD_EVERY 4u
+#define CMPLOG_RECORD_CHAINS 8u
+
+typedef struct CmpFreezer {
+        void *region;
+        const RecordLayout *layout;
+        bool given;           /* the batch brought its tables */
+        RecordCmpIndex index; /* those tables */
+        uint32_t gen;         /* the newest table frozen; 0: none yet */
+        uint64_t next_chain;  /* the next chain that freezes */
+        const CmpTable *table;
+} CmpFreezer;
+
+void cmplog_freezer_init(CmpFreezer *f, void *region, const RecordLayout *l);
+
+/* Called at the start of every chain, before record_chain_begin(): freezes
+ * @live into the record when the schedule says so (and it holds anything),
+ * and returns the table chain @chain reads (NULL: none), its generation in
+ * *ret_gen. Writes only the next table and cmp_gens. */
+const CmpTable *cmplog_chain_begin(CmpFreezer *f, const CmpLog *live, uint64_t chain,
+                                   uint64_t *ret_gen);
+
+/* Whether the first input of chain @chain should record its comparisons
+ * (CMPLOG_RECORD): on every CMPLOG_RECORD_EVERY-th chain, and when a freeze
+ * is near. */
+bool cmplog_chain_records(const CmpFreezer *f, uint64_t chain);
+
+/* Appends the byte strings in @trace (what the comparison operators wrote
+ * into an input that reached new coverage) to the record's tokens area,
+ * skipping ones already there. */
+void cmplog_push_tokens(void *region, const RecordLayout *l, const MutatorTrace *trace);

@@ -1,0 +1,269 @@
+/*
+ * The dynamic section is read with pread(2) through the program headers, so
+ * a target of any size costs a few small reads. A runtime is searched where
+ * the target says (DT_RUNPATH/DT_RPATH, with $ORIGIN), then where clang and
+ * gcc install them; a gcc runtime (libasan.so.N) is left to the dynamic
+ * loader's default search.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/sanitizer.h"
+
+#include "snapfuzz/banned.h"
+
+#define SAN_MAX_NEEDED 64
+
+typedef struct DynInfo {
+        char needed[SAN_MAX_NEEDED][128];
+        int n_needed;
+        char runpath[1024];
+} DynInfo;
+
+static int read_at(int fd, void *buf, size_t len, off_t off)
+{
+        ssize_t n = pread(fd, buf, len, off);
+        return n == (ssize_t)len ? 0 : -EIO;
+}
+
+/* File offset of a virtual address, through the PT_LOAD segments. */
+static off_t vaddr_to_off(const Elf64_Phdr *ph, int n, Elf64_Addr a)
+{
+        for (int i = 0; i < n; i++)
+                if (ph[i].p_type == PT_LOAD && a >= ph[i].p_vaddr &&
+                    a < ph[i].p_vaddr + ph[i].p_filesz)
+                        return (off_t)(a - ph[i].p_vaddr + ph[i].p_offset);
+        return -1;
+}
+
+static int read_dynamic(const char *path, DynInfo *d)
+{
+        Elf64_Ehdr eh;
+        Elf64_Phdr ph[64];
+        int r = -EINVAL;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        memset(d, 0, sizeof(*d));
+        if (read_at(fd, &eh, sizeof(eh), 0) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+            eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phnum == 0 || eh.e_phnum > 64 ||
+            eh.e_phentsize != sizeof(Elf64_Phdr))
+                goto out;
+        if (read_at(fd, ph, eh.e_phnum * sizeof(Elf64_Phdr), (off_t)eh.e_phoff) < 0)
+                goto out;
+        const Elf64_Phdr *dyn = NULL;
+        for (int i = 0; i < eh.e_phnum; i++)
+                if (ph[i].p_type == PT_DYNAMIC)
+                        dyn = &ph[i];
+        r = 0;
+        if (!dyn)
+                goto out; /* static: nothing is needed */
+        size_t n = dyn->p_filesz / sizeof(Elf64_Dyn);
+        if (n > 4096)
+                n = 4096;
+        Elf64_Dyn *ents = calloc(n ? n : 1, sizeof(Elf64_Dyn));
+        if (!ents || read_at(fd, ents, n * sizeof(Elf64_Dyn), (off_t)dyn->p_offset) < 0) {
+                free(ents);
+                r = -EIO;
+                goto out;
+        }
+        Elf64_Addr strtab = 0;
+        for (size_t i = 0; i < n && ents[i].d_tag != DT_NULL; i++)
+                if (ents[i].d_tag == DT_STRTAB)
+                        strtab = ents[i].d_un.d_ptr;
+        off_t stroff = vaddr_to_off(ph, eh.e_phnum, strtab);
+        for (size_t i = 0; stroff >= 0 && i < n && ents[i].d_tag != DT_NULL; i++) {
+                char name[1024];
+                if (ents[i].d_tag != DT_NEEDED && ents[i].d_tag != DT_RUNPATH &&
+                    ents[i].d_tag != DT_RPATH)
+                        continue;
+                ssize_t got = pread(fd, name, sizeof(name) - 1, stroff + (off_t)ents[i].d_un.d_val);
+                if (got <= 0)
+                        continue;
+                name[got] = 0;
+                if (ents[i].d_tag == DT_NEEDED && d->n_needed < SAN_MAX_NEEDED)
+                        snprintf(d->needed[d->n_needed++], sizeof(d->needed[0]), "%s", name);
+                else if (ents[i].d_tag != DT_NEEDED && !d->runpath[0])
+                        snprintf(d->runpath, sizeof(d->runpath), "%s", name);
+        }
+        free(ents);
+out:
+        close(fd);
+        return r;
+}
+
+static bool file_exists(const char *p)
+{
+        return access(p, R_OK) == 0;
+}
+
+/* Finds @name: in the target's run path, then where toolchains put it. */
+static bool find_runtime(const char *target, const DynInfo *d, const char *name, char *ret,
+                         size_t cap)
+{
+        char origin[PATH_MAX];
+        snprintf(origin, sizeof(origin), "%s", target);
+        char *slash = strrchr(origin, '/');
+        if (slash)
+                *slash = 0;
+        else
+                snprintf(origin, sizeof(origin), ".");
+
+        char rp[1024];
+        snprintf(rp, sizeof(rp), "%s", d->runpath);
+        for (char *save = NULL, *dir = strtok_r(rp, ":", &save); dir;
+             dir = strtok_r(NULL, ":", &save)) {
+                char path[PATH_MAX];
+                if (strncmp(dir, "$ORIGIN", 7) == 0)
+                        snprintf(path, sizeof(path), "%s%s/%s", origin, dir + 7, name);
+                else
+                        snprintf(path, sizeof(path), "%s/%s", dir, name);
+                if (file_exists(path)) {
+                        snprintf(ret, cap, "%s", path);
+                        return true;
+                }
+        }
+        static const char *const patterns[] = {
+            "/usr/lib/llvm-*/lib/clang/*/lib/linux/",
+            "/usr/lib/clang/*/lib/linux/",
+            "/usr/local/lib/clang/*/lib/linux/",
+            "/usr/lib/llvm-*/lib/clang/*/lib/x86_64-pc-linux-gnu/",
+        };
+        for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++) {
+                char pat[PATH_MAX];
+                glob_t g;
+                snprintf(pat, sizeof(pat), "%s%s", patterns[i], name);
+                if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
+                        /* The newest toolchain sorts last. */
+                        snprintf(ret, cap, "%s", g.gl_pathv[g.gl_pathc - 1]);
+                        globfree(&g);
+                        return true;
+                }
+                globfree(&g);
+        }
+        return false;
+}
+
+static bool has_prefix(const char *s, const char *p)
+{
+        return strncmp(s, p, strlen(p)) == 0;
+}
+
+int sanitizer_detect(const char *target, SanitizerInfo *ret, char *why, size_t whylen)
+{
+        DynInfo d;
+        SanitizerInfo s = {0};
+        int r = read_dynamic(target, &d);
+        if (r < 0) {
+                snprintf(why, whylen, "cannot read the target's dynamic section: %s", strerror(-r));
+                return r;
+        }
+        for (int i = 0; i < d.n_needed; i++) {
+                const char *n = d.needed[i];
+                bool clang_rt = has_prefix(n, "libclang_rt.");
+                bool gcc_rt = has_prefix(n, "libasan.so") || has_prefix(n, "libubsan.so");
+                if (!clang_rt && !gcc_rt)
+                        continue;
+                if (strstr(n, "asan"))
+                        s.asan = true;
+                else if (strstr(n, "ubsan"))
+                        s.ubsan = true;
+                else if (strstr(n, "msan"))
+                        s.msan = true;
+                else
+                        continue;
+                char path[PATH_MAX];
+                if (gcc_rt) {
+                        snprintf(path, sizeof(path), "%s", n);
+                } else if (!find_runtime(target, &d, n, path, sizeof(path))) {
+                        snprintf(why, whylen,
+                                 "the target needs the sanitizer runtime %s, which is not "
+                                 "installed here (Debian: apt-get install libclang-rt-14-dev)",
+                                 n);
+                        return -ENOENT;
+                }
+                size_t used = strlen(s.preload);
+                snprintf(s.preload + used, sizeof(s.preload) - used, "%s%s", used ? ":" : "", path);
+        }
+        *ret = s;
+        return 0;
+}
+
+static void append_options(const char *var, const char *ours)
+{
+        char buf[4096];
+        const char *user = getenv(var);
+        snprintf(buf, sizeof(buf), "%s%s%s", user && *user ? user : "", user && *user ? ":" : "",
+                 ours);
+        setenv(var, buf, 1);
+}
+
+/* libsnapfuzz-malloc.so next to the running snapfuzz executable. */
+static bool malloc_shim_path(char *ret, size_t cap)
+{
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n <= 0)
+                return false;
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (!slash)
+                return false;
+        *slash = 0;
+        snprintf(ret, cap, "%s/libsnapfuzz-malloc.so", exe);
+        return file_exists(ret);
+}
+
+void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb)
+{
+        char preload[PATH_MAX * 2];
+        snprintf(preload, sizeof(preload), "%s", s->preload);
+        /* The shim replaces malloc; it stays out when the target's runtime
+         * or snapfuzz's own (a sanitizer build of snapfuzz) does that. */
+        bool own_sanitizer =
+            dlsym(RTLD_DEFAULT, "__asan_init") || dlsym(RTLD_DEFAULT, "__msan_init");
+        if (malloc_limit_mb && !s->asan && !s->msan && !own_sanitizer) {
+                char shim[PATH_MAX], limit[32];
+                if (malloc_shim_path(shim, sizeof(shim))) {
+                        size_t used = strlen(preload);
+                        snprintf(preload + used, sizeof(preload) - used, "%s%s", used ? ":" : "",
+                                 shim);
+                        snprintf(limit, sizeof(limit), "%u", malloc_limit_mb);
+                        setenv("SNAPFUZZ_MALLOC_LIMIT_MB", limit, 1);
+                }
+        }
+        if (preload[0]) {
+                char buf[PATH_MAX * 3];
+                const char *old = getenv("LD_PRELOAD");
+                snprintf(buf, sizeof(buf), "%s%s%s", preload, old && *old ? ":" : "",
+                         old && *old ? old : "");
+                setenv("LD_PRELOAD", buf, 1);
+        }
+        if (malloc_limit_mb && s->asan) {
+                char opt[64];
+                snprintf(opt, sizeof(opt), "max_allocation_size_mb=%u", malloc_limit_mb);
+                append_options("ASAN_OPTIONS", opt);
+        }
+        /* The runner records fatal signals itself (so the replay record gets
+         * the stack); the sanitizer reports its own errors and then aborts.
+         * Symbolizing would start a process and leak checks at exit would
+         * ptrace: the sandbox forbids both, and snapfuzz symbolizes outside
+         * it. */
+        append_options("ASAN_OPTIONS",
+                       "abort_on_error=1:symbolize=0:detect_leaks=0:handle_segv=0:"
+                       "handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:"
+                       "allow_user_segv_handler=1:detect_odr_violation=0:"
+                       "allocator_may_return_null=0:print_summary=1");
+        append_options("UBSAN_OPTIONS",
+                       "halt_on_error=1:abort_on_error=1:print_stacktrace=1:symbolize=0:"
+                       "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:"
+                       "handle_abort=0");
+        append_options("LSAN_OPTIONS", "detect_leaks=0:symbolize=0");
+}

@@ -1,0 +1,38 @@
+/*
+ * Targets built with a sanitizer runtime as a shared library
+ * (-fsanitize=address,fuzzer-no-link -shared-libasan, or gcc's
+ * -fsanitize=address) need that runtime loaded first in the process, which
+ * only works from the start of a program. sanitizer_detect() reads the
+ * target's dynamic section, finds the runtime it needs on this machine, and
+ * workers are exec'd with it preloaded and with options that make
+ * sanitizers work inside the sandbox (no symbolizer process, no leak check
+ * at exit, abort on error so the runner's handler records the stack). The
+ * user does nothing special.
+ */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct SanitizerInfo {
+        bool asan;
+        bool ubsan;
+        bool msan;
+        /* The LD_PRELOAD value for the worker ("" when nothing is needed). */
+        char preload[PATH_MAX];
+} SanitizerInfo;
+
+/* Inspects @target. Returns 0 (with *ret filled, possibly with nothing to
+ * preload), or a negative errno with a reason for a person in @why: a
+ * runtime the target needs that cannot be found on this machine. */
+int sanitizer_detect(const char *target, SanitizerInfo *ret, char *why, size_t whylen);
+
+/* Sets LD_PRELOAD and the sanitizer options in the current process's
+ * environment (called in a forked child just before exec). Options the user
+ * already set in ASAN_OPTIONS/UBSAN_OPTIONS are kept; the ones the sandbox
+ * depends on are appended, so they win. @malloc_limit_mb (0: none) becomes
+ * ASan's max_allocation_size_mb, or, for a target without a sanitizer that
+ * replaces malloc, the limit of libsnapfuzz-malloc.so, preloaded from next
+ * to the snapfuzz executable. */
+void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb);

@@ -1,0 +1,244 @@
+/*
+ * One symbolizer process per call, fed every frame at once on stdin and
+ * read to the end, with a deadline: a crash report is worth a few tens of
+ * milliseconds, and a hung symbolizer must not hold up recovery. The
+ * symbolizer can be named with SNAPFUZZ_SYMBOLIZER.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/msg.h"
+#include "recovery/classify.h"
+#include "recovery/symbolize.h"
+
+#include "snapfuzz/banned.h"
+
+#define SYMBOLIZE_MAX_FRAMES 64
+#define SYMBOLIZE_DEADLINE_MS 10000
+#define SYMBOLIZE_OUTPUT_MAX (256 * 1024)
+
+static int find_in_path(const char *name, char *ret, size_t cap)
+{
+        const char *path = getenv("PATH");
+        char buf[4096];
+        snprintf(buf, sizeof(buf), "%s", path ? path : "/usr/bin:/bin");
+        char *save = NULL;
+        for (char *dir = strtok_r(buf, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+                snprintf(ret, cap, "%s/%s", dir, name);
+                if (access(ret, X_OK) == 0)
+                        return 0;
+        }
+        return -ENOENT;
+}
+
+static int find_symbolizer(char *ret, size_t cap)
+{
+        const char *env = getenv("SNAPFUZZ_SYMBOLIZER");
+        if (env && *env && access(env, X_OK) == 0) {
+                snprintf(ret, cap, "%s", env);
+                return 0;
+        }
+        if (find_in_path("llvm-symbolizer", ret, cap) == 0)
+                return 0;
+        glob_t g;
+        if (glob("/usr/bin/llvm-symbolizer-*", 0, NULL, &g) == 0 && g.gl_pathc) {
+                snprintf(ret, cap, "%s", g.gl_pathv[g.gl_pathc - 1]);
+                globfree(&g);
+                return 0;
+        }
+        globfree(&g);
+        return -ENOENT;
+}
+
+/* Runs @argv with @input on stdin; returns its stdout (NUL-terminated,
+ * malloc'd) or NULL. */
+static char *run_filter(char *const argv[], const char *input, size_t input_len)
+{
+        int in[2], out[2];
+        if (pipe2(in, O_CLOEXEC) < 0)
+                return NULL;
+        if (pipe2(out, O_CLOEXEC) < 0) {
+                close(in[0]);
+                close(in[1]);
+                return NULL;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+                close(in[0]);
+                close(in[1]);
+                close(out[0]);
+                close(out[1]);
+                return NULL;
+        }
+        if (pid == 0) {
+                dup2(in[0], STDIN_FILENO);
+                dup2(out[1], STDOUT_FILENO);
+                int devnull = open("/dev/null", O_WRONLY);
+                if (devnull >= 0)
+                        dup2(devnull, STDERR_FILENO);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        close(in[0]);
+        close(out[1]);
+        fcntl(in[1], F_SETFL, O_NONBLOCK);
+        fcntl(out[0], F_SETFL, O_NONBLOCK);
+
+        size_t cap = 8192, len = 0, sent = 0;
+        char *buf = malloc(cap);
+        int64_t deadline = clock_now_ms() + SYMBOLIZE_DEADLINE_MS;
+        int wfd = in[1];
+        while (buf) {
+                struct pollfd p[2] = {{.fd = out[0], .events = POLLIN},
+                                      {.fd = wfd, .events = POLLOUT}};
+                int64_t left = deadline - clock_now_ms();
+                if (left <= 0 || poll(p, wfd >= 0 ? 2 : 1, (int)left) <= 0) {
+                        free(buf);
+                        buf = NULL;
+                        break;
+                }
+                if (wfd >= 0 && (p[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
+                        ssize_t n = write(wfd, input + sent, input_len - sent);
+                        if (n > 0)
+                                sent += (size_t)n;
+                        if (n < 0 || sent == input_len) {
+                                close(wfd);
+                                wfd = -1;
+                        }
+                }
+                if (p[0].revents & (POLLIN | POLLHUP)) {
+                        if (cap - len < 4096) {
+                                if (cap >= SYMBOLIZE_OUTPUT_MAX)
+                                        break;
+                                char *nb = realloc(buf, cap * 2);
+                                if (!nb)
+                                        break;
+                                buf = nb;
+                                cap *= 2;
+                        }
+                        ssize_t n = read(out[0], buf + len, cap - len - 1);
+                        if (n == 0)
+                                break;
+                        if (n > 0)
+                                len += (size_t)n;
+                }
+        }
+        if (wfd >= 0)
+                close(wfd);
+        close(out[0]);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        if (buf)
+                buf[len] = 0;
+        return buf;
+}
+
+static char *next_line(char **cursor)
+{
+        char *s = *cursor;
+        if (!s || !*s)
+                return NULL;
+        char *nl = strchr(s, '\n');
+        if (nl) {
+                *nl = 0;
+                *cursor = nl + 1;
+        } else {
+                *cursor = s + strlen(s);
+        }
+        return s;
+}
+
+static void set_location(cJSON *f, const char *function, const char *fileline)
+{
+        if (function && strcmp(function, "??") != 0 && *function)
+                cJSON_AddStringToObject(f, "function", function);
+        if (!fileline || strncmp(fileline, "??", 2) == 0)
+                return;
+        /* "file:line:column" (llvm-symbolizer) or "file:line" (addr2line). */
+        char buf[1024];
+        snprintf(buf, sizeof(buf), "%s", fileline);
+        char *colon = strrchr(buf, ':');
+        char *line = colon ? colon + 1 : NULL;
+        if (colon) {
+                *colon = 0;
+                char *prev = strrchr(buf, ':');
+                if (prev && strspn(prev + 1, "0123456789") == strlen(prev + 1)) {
+                        *prev = 0;
+                        line = prev + 1;
+                }
+        }
+        cJSON_AddStringToObject(f, "file", buf);
+        if (line && atoi(line) > 0)
+                cJSON_AddNumberToObject(f, "line", atoi(line));
+}
+
+int symbolize_frames(cJSON *frames, bool target_only)
+{
+        char tool[4096];
+        cJSON *todo[SYMBOLIZE_MAX_FRAMES];
+        int n = 0, done = 0;
+        size_t cap = 64 * 1024, len = 0;
+        char *input;
+
+        if (!cJSON_IsArray(frames) || find_symbolizer(tool, sizeof(tool)) < 0)
+                return 0;
+        input = malloc(cap);
+        if (!input)
+                return 0;
+        int index = 0;
+        cJSON *f;
+        cJSON_ArrayForEach(f, frames)
+        {
+                const char *path = msg_str(f, "path", NULL);
+                const char *off = msg_str(f, "offset", NULL);
+                int first = index++ == 0;
+                if (!path || !off || n == SYMBOLIZE_MAX_FRAMES || path[0] != '/' ||
+                    (target_only && classify_frame_is_runtime(f)))
+                        continue;
+                unsigned long long o = strtoull(off, NULL, 16);
+                if (!first && o > 0)
+                        o--;
+                int w = snprintf(input + len, cap - len, "\"%s\" 0x%llx\n", path, o);
+                if (w < 0 || (size_t)w >= cap - len)
+                        break;
+                len += (size_t)w;
+                todo[n++] = f;
+        }
+        if (n == 0) {
+                free(input);
+                return 0;
+        }
+        char *const argv[] = {tool,
+                              (char *)"--output-style=LLVM",
+                              (char *)"--inlining=false",
+                              (char *)"--functions=linkage",
+                              (char *)"--demangle",
+                              NULL};
+        char *out = run_filter(argv, input, len);
+        free(input);
+        if (!out)
+                return 0;
+        /* Two lines per frame, then a blank line. */
+        char *cursor = out;
+        for (int i = 0; i < n; i++) {
+                char *function = next_line(&cursor);
+                char *fileline = next_line(&cursor);
+                if (!function || !fileline)
+                        break;
+                while (*cursor == '\n')
+                        cursor++;
+                set_location(todo[i], function, fileline);
+                done++;
+        }
+        free(out);
+        return done;
+}

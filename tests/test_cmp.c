@@ -1,0 +1,276 @@
+/*
+ * Comparison feedback and dictionaries, end to end on the real binary:
+ * bugs guarded by wide constants, memcmp and the string functions are
+ * found with one worker in well under a minute; the interposed string
+ * functions answer as libc does; --dict refuses a malformed file with its
+ * line and reason; the automatic dictionary is saved in the output
+ * directory, in the --dict format, and reused by the next run; the value
+ * profile turns how close a comparison came into coverage.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "tests/sfrun.h"
+
+static char *path_in(const char *dir, const char *name)
+{
+        size_t n = strlen(dir) + strlen(name) + 2;
+        char *p = malloc(n);
+        snprintf(p, n, "%s/%s", dir, name);
+        return p;
+}
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+        FILE *f = fopen(path, "wb");
+        cr_assert_not_null(f, "cannot create %s", path);
+        cr_assert_eq(fwrite(text, 1, len, f), len);
+        fclose(f);
+}
+
+/* Fuzzes @target with one worker until the first crash, at most 60 s,
+ * and returns the stored input (its length in *ret_len). */
+static uint8_t *find_crash(const char *target, const char *seed, char **ret_out, size_t *ret_len)
+{
+        char *dir = sf_tmpdir();
+        char *out = path_in(dir, "out");
+        SfRun r;
+        const char *args[] = {"run", sf_target(target),  "--out", out,      "--workers",
+                              "1",   "--max-total-time", "60",    "--seed", seed,
+                              NULL};
+        sf_run(&r, 150, args);
+        cr_assert_eq(r.exit_code, 1, "%s: no crash within 60 s (exit %d):\n%s", target, r.exit_code,
+                     r.err);
+        sf_run_free(&r);
+        char *id = sf_only_crash(out);
+        char *kind = sf_crash_field(out, id, "kind");
+        cr_expect_str_eq(kind, "abort");
+        char *crash_dir = path_in(out, "crashes");
+        char *id_dir = path_in(crash_dir, id);
+        char *input = path_in(id_dir, "input");
+        uint8_t *data = sf_read(input, ret_len);
+        cr_assert_not_null(data);
+        free(input);
+        free(id_dir);
+        free(crash_dir);
+        free(kind);
+        free(id);
+        free(dir);
+        if (ret_out)
+                *ret_out = out;
+        else
+                free(out);
+        return data;
+}
+
+Test(cmp, a_bug_behind_32_and_64_bit_constants_and_a_memcmp_is_found, .timeout = 200)
+{
+        size_t len;
+        uint8_t *in = find_crash("cmp_guard", "1", NULL, &len);
+        cr_assert_geq(len, 20);
+        cr_expect_arr_eq(in, "\x55\x1e\xed\x5e", 4, "the 32-bit constant, little-endian");
+        cr_expect_arr_eq(in + 4, "\xef\xbe\xad\xde\x15\xee\xff\xc0", 8, "the 64-bit constant");
+        cr_expect_arr_eq(in + 12, "SNAPFUZZ", 8, "the memcmp operand");
+        free(in);
+}
+
+Test(cmp, each_kind_of_guard_alone_is_found, .timeout = 450)
+{
+        static const char *const targets[] = {"cmp_guard_i32", "cmp_guard_i64", "cmp_guard_memcmp"};
+        for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
+                size_t len;
+                free(find_crash(targets[i], "2", NULL, &len));
+        }
+}
+
+Test(cmp, string_function_guards_are_found, .timeout = 200)
+{
+        size_t len;
+        uint8_t *in = find_crash("cmp_strings", "3", NULL, &len);
+        cr_assert_geq(len, 5);
+        cr_expect_eq(strncasecmp((const char *)in, "snap:", 5), 0);
+        cr_expect_not_null(memmem(in, len, "needle", 6));
+        cr_expect_not_null(memmem(in, len, "\xde\xc0\xad\x0b", 4));
+        free(in);
+}
+
+/* The target traps whenever an interposed function answers otherwise than
+ * a reference loop; seeds make sure equal operands are among the inputs. */
+Test(cmp, interposed_string_functions_answer_as_libc_does, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char *seeds = path_in(dir, "seeds");
+        char *out = path_in(dir, "out");
+        static const struct {
+                const char *name;
+                const char *bytes;
+                size_t len;
+        } inputs[] = {
+            {"equal",
+             "\x10"
+             "abcdefabcdef",
+             13},
+            {"case",
+             "\x30"
+             "HeLLo!hello!",
+             13},
+            {"prefix",
+             "\x05"
+             "abcdeabcdX",
+             11},
+            {"nul",
+             "\x20"
+             "ab\0cdab\0ce",
+             11},
+            {"needle",
+             "\x03"
+             "xxneedleyyneedle",
+             17},
+            {"high",
+             "\x09"
+             "\xff\x80\x7f\xff\x80\x7e",
+             7},
+        };
+
+        cr_assert_eq(mkdir(seeds, 0755), 0);
+        for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
+                char *p = path_in(seeds, inputs[i].name);
+                write_file(p, inputs[i].bytes, inputs[i].len);
+                free(p);
+        }
+        SfRun r;
+        const char *args[] = {"run", sf_target("hook_check"), seeds, "--out",  out, "--workers",
+                              "1",   "--max-total-time",      "10",  "--seed", "4", NULL};
+        sf_run(&r, 90, args);
+        cr_expect_eq(r.exit_code, 0, "a hooked function answered wrongly (exit %d):\n%s",
+                     r.exit_code, r.err);
+        sf_run_free(&r);
+        free(seeds);
+        free(out);
+        free(dir);
+}
+
+Test(cmp, a_malformed_dictionary_is_refused_with_its_line_and_reason, .timeout = 60)
+{
+        char *dir = sf_tmpdir();
+        char *dict = path_in(dir, "bad.dict");
+        char *out = path_in(dir, "out");
+        const char text[] = "# tokens\n\"GIF89a\"\n\nkw=\"broken \\q escape\"\n";
+        write_file(dict, text, sizeof(text) - 1);
+
+        SfRun r;
+        const char *args[] = {"run", sf_target("cmp_guard"), "--dict", dict, "--out", out, NULL};
+        sf_run(&r, 30, args);
+        cr_expect_eq(r.exit_code, 2);
+        char want[600];
+        snprintf(want, sizeof(want), "snapfuzz: error: %s:4: unknown escape \\q", dict);
+        cr_expect(strstr(r.err, want), "no \"%s\" in:\n%s", want, r.err);
+        cr_expect_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line:\n%s", r.err);
+        struct stat st;
+        cr_expect_neq(stat(out, &st), 0, "nothing was created");
+        sf_run_free(&r);
+
+        const char *missing[] = {
+            "run", sf_target("cmp_guard"), "--dict", "/nonexistent/dict", "--out", out, NULL};
+        sf_run(&r, 30, missing);
+        cr_expect_eq(r.exit_code, 2);
+        cr_expect(strstr(r.err, "cannot read the dictionary /nonexistent/dict"), "%s", r.err);
+        sf_run_free(&r);
+        free(dict);
+        free(out);
+        free(dir);
+}
+
+Test(cmp, the_automatic_dictionary_is_saved_and_reused, .timeout = 300)
+{
+        char *out;
+        size_t len;
+        free(find_crash("cmp_guard", "5", &out, &len));
+
+        /* Finding the bug took comparison operands that reached new
+         * coverage (passing the first guards); they were saved. */
+        char *autodict = path_in(out, "autodict");
+        uint8_t *text = sf_read(autodict, &len);
+        cr_assert_not_null(text, "no %s", autodict);
+        cr_expect_eq(text[0], '#', "a comment line first");
+        cr_expect(strstr((char *)text, "\"U\\x1e\\xed^\"") ||
+                      strstr((char *)text, "\"\\xef\\xbe\\xad\\xde\\x15\\xee\\xff\\xc0\""),
+                  "neither guard constant in:\n%s", (char *)text);
+        free(text);
+
+        /* The next run in the same directory starts with it... */
+        SfRun r;
+        const char *again[] = {"run", sf_target("cmp_guard_i32"), "--out", out, "--workers",
+                               "1",   "--max-total-time",         "2",     NULL};
+        sf_run(&r, 60, again);
+        cr_expect(strstr(r.err, "dictionary: 0 tokens from --dict, "), "%s", r.err);
+        sf_run_free(&r);
+
+        /* ...and it is a valid --dict file for another one. */
+        char *dir = sf_tmpdir();
+        char *other = path_in(dir, "other");
+        const char *reuse[] = {
+            "run", sf_target("cmp_guard_i64"), "--dict", autodict, "--out", other, "--workers",
+            "1",   "--max-total-time",         "2",      NULL};
+        sf_run(&r, 60, reuse);
+        cr_expect_neq(r.exit_code, 2, "refused:\n%s", r.err);
+        cr_expect(strstr(r.err, "tokens from "), "%s", r.err);
+        sf_run_free(&r);
+        free(other);
+        free(dir);
+        free(autodict);
+        free(out);
+}
+
+/* Runs @target for @secs seconds and returns stats.json's features. */
+static double features_after(const char *target, const char *secs, bool value_profile)
+{
+        char *dir = sf_tmpdir();
+        char *out = path_in(dir, "out");
+        SfRun r;
+        const char *args[] = {"run",
+                              sf_target(target),
+                              "--out",
+                              out,
+                              "--workers",
+                              "1",
+                              "--max-total-time",
+                              secs,
+                              "--seed",
+                              "6",
+                              value_profile ? "--use-value-profile" : NULL,
+                              NULL};
+        sf_run(&r, 60, args);
+        cr_assert(r.exit_code == 0 || r.exit_code == 1, "exit %d:\n%s", r.exit_code, r.err);
+        sf_run_free(&r);
+        char *stats = path_in(out, "stats.json");
+        size_t len;
+        char *text = (char *)sf_read(stats, &len);
+        cr_assert_not_null(text);
+        cJSON *j = cJSON_Parse(text);
+        cr_assert_not_null(j);
+        double f = cJSON_GetObjectItem(j, "features")->valuedouble;
+        cJSON_Delete(j);
+        free(text);
+        free(stats);
+        free(out);
+        free(dir);
+        return f;
+}
+
+/* cmp_vp compares a value computed from the input with a constant: plain
+ * coverage sees one branch, the value profile a feature for every distance
+ * the fuzzer reaches on the way. */
+Test(cmp, the_value_profile_turns_comparison_distances_into_coverage, .timeout = 120)
+{
+        double plain = features_after("cmp_vp", "3", false);
+        double vp = features_after("cmp_vp", "3", true);
+        cr_expect_leq(plain, 5, "%g features without the value profile", plain);
+        cr_expect_geq(vp, plain + 10, "%g features with it, %g without", vp, plain);
+}
