@@ -7,9 +7,11 @@
  * the live comparison table (core/cmplog.h); mutations read it only once
  * frozen into the replay record.
  *
- * The callbacks run on every comparison the target makes: one hashed slot
- * write, no lock, no allocation, no syscall. One-byte comparisons are not
- * recorded: random bytes and the interesting-value operators find those,
+ * The callbacks run on every comparison the target makes: a load and a
+ * branch when the runner is not recording (most inputs), one hashed slot
+ * write when it is; no lock, no allocation, no syscall. One-byte
+ * comparisons are not recorded for input-to-state (only the value profile
+ * sees them): random bytes and the interesting-value operators find those,
  * and a tokenizer's character tests would crowd out the wide constants
  * that input-to-state mutations exist for.
  *
