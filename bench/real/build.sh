@@ -3,6 +3,8 @@
 #   snapfuzz  the library and harness with -fsanitize=fuzzer-no-link, as a .so
 #   libfuzzer the same library, harness linked with -fsanitize=fuzzer
 #   afl       the library and harness with afl-clang-fast, libAFLDriver
+#   aflcmp    the same with AFL_LLVM_CMPLOG=1: AFL++'s cmplog build, which
+#             run.sh fuzzes with -c 0 (see README: Debian's 4.04c)
 #   cov       -fprofile-instr-generate -fcoverage-mapping, no fuzzer
 #             instrumentation, linked with covrun.c: the independent judge
 # plus the seed corpus. The library is where the coverage is, so it is
@@ -18,10 +20,13 @@ jobs=${JOBS:-2}
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=("${HARNESSES[@]}")
 
-variant_env() {   # sets CC, CXX, CFLAGS for a library build variant
+variant_env() {   # sets CC, CXX, CFLAGS (and AFL_LLVM_CMPLOG) for a library build variant
+  unset AFL_LLVM_CMPLOG
   case $1 in
     sancov) CC=clang CXX=clang++ CFLAGS="-O1 -g -fPIC -fsanitize=fuzzer-no-link" ;;
     afl)    CC=afl-clang-fast CXX=afl-clang-fast++ CFLAGS="-O1 -g -fPIC" ;;
+    aflcmp) CC=afl-clang-fast CXX=afl-clang-fast++ CFLAGS="-O1 -g -fPIC"
+            export AFL_LLVM_CMPLOG=1 ;;
     cov)    CC=clang CXX=clang++ CFLAGS="-O1 -g -fPIC -fprofile-instr-generate -fcoverage-mapping" ;;
   esac
 }
@@ -31,7 +36,7 @@ for h in "${names[@]}"; do
   [ -d "$src" ] || { echo "build: no source for $h; run fetch.sh" >&2; exit 2; }
   out=$work/build/$h
   mkdir -p "$out"
-  for v in sancov afl cov; do
+  for v in sancov afl aflcmp cov; do
     b=$work/lib/$(pkg_of "$h")/$v
     if [ ! -e "$b/.built" ]; then
       echo "build: $(pkg_of "$h") ($v)"
@@ -43,6 +48,7 @@ for h in "${names[@]}"; do
       touch "$b/.built"
     fi
   done
+  unset AFL_LLVM_CMPLOG   # the aflcmp variant's, not the links'
   echo "build: harness $h"
   lib=$work/lib/$(pkg_of "$h")
   harness_link "$h" "$src" "$lib" "$out" "$here"

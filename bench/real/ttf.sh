@@ -6,7 +6,10 @@
 # found it) and how many trials found it.
 #   snapfuzz   the .so built with -fsanitize=fuzzer-no-link
 #   libFuzzer  -fsanitize=fuzzer (its trace-cmp table and memcmp hooks)
-#   AFL++      afl-clang-fast, persistent mode, with a cmplog build (-c)
+#   AFL++      afl-clang-fast, persistent mode, its cmplog build
+#              (AFL_LLVM_CMPLOG=1) fuzzed with -c 0: Debian's afl-fuzz 4.04c
+#              runs the main target in place of a separate -c binary, so
+#              cmplog only works when the target is the cmplog build itself
 #
 # usage: bench/real/ttf.sh
 # env:   CAP=S (default 300), TRIALS=N (default 5), CORE=N (default 1),
@@ -32,7 +35,6 @@ export AFL_QUIET=1
 for g in "${guards[@]}"; do
   clang -O1 -g -fPIC -fsanitize=fuzzer-no-link -shared -DPLANTED_GUARD="$g" "$here/planted.c" -o "$b/g$g.so"
   clang -O1 -g -fsanitize=fuzzer -DPLANTED_GUARD="$g" "$here/planted.c" -o "$b/g$g.libfuzzer"
-  afl-clang-fast -O1 -g -fsanitize=fuzzer -DPLANTED_GUARD="$g" "$here/planted.c" -o "$b/g$g.afl" 2>/dev/null
   AFL_LLVM_CMPLOG=1 afl-clang-fast -O1 -g -fsanitize=fuzzer -DPLANTED_GUARD="$g" "$here/planted.c" \
     -o "$b/g$g.afl-cmplog" 2>/dev/null
 done
@@ -57,8 +59,8 @@ one() {
     afl)
       AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1 \
       AFL_NO_UI=1 AFL_BENCH_UNTIL_CRASH=1 \
-        "${pin[@]}" afl-fuzz -i "$b/seeds" -o "$d/out" -V "$cap" -s "$n" -c "$b/g$g.afl-cmplog" \
-        -- "$b/g$g.afl" >"$d/log" 2>&1
+        "${pin[@]}" afl-fuzz -i "$b/seeds" -o "$d/out" -V "$cap" -s "$n" -c 0 \
+        -- "$b/g$g.afl-cmplog" >"$d/log" 2>&1
       ls "$d"/out/default/crashes/id* >/dev/null 2>&1 && found=1 ;;
   esac
   t1=$(date +%s.%N)
