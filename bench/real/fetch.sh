@@ -2,15 +2,19 @@
 # Fetches the upstream sources of the benchmark's libraries from Debian
 # (apt-get source), installing what the benchmark needs on the way: a deb-src
 # entry mirroring the machine's deb entries, dpkg-dev (dpkg-source), afl++,
-# gnuplot-nox and the build tools of each library.
+# gnuplot-nox and the build tools of each library (autotools, cmake).
 #
-# usage: bench/real/fetch.sh [PACKAGE...]   (default: libxml2 libpng1.6)
+# usage: bench/real/fetch.sh [PACKAGE...]   (default: the packages of harnesses.sh)
 # env:   REAL_WORK=DIR  work directory (default bench/real/work)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=${REAL_WORK:-$here/work}
 pkgs=("$@")
-[ ${#pkgs[@]} -gt 0 ] || pkgs=(libxml2 libpng1.6)
+. "$here/harnesses.sh"
+if [ ${#pkgs[@]} -eq 0 ]; then
+  for h in "${HARNESSES[@]}"; do pkgs+=("$(pkg_of "$h")"); done
+  mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | sort -u)
+fi
 mkdir -p "$work/src"
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -38,7 +42,7 @@ fi
 
 need=()
 for p in dpkg-dev afl++ gnuplot-nox autoconf automake libtool pkg-config make \
-         zlib1g-dev llvm; do
+         cmake zlib1g-dev clang llvm bc; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"

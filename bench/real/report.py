@@ -212,11 +212,10 @@ def main():
                 continue
             xl = xa = xb = ''
             if f == 'snapfuzz':
-                xl = '%.2f/%.2f' % (med(eps['snapfuzz']) / med(eps['libfuzzer']) if eps['libfuzzer'] else float('nan'),
-                                    ratio_per_trial(sf, runs['libfuzzer'], lambda r: r['eps']))
-                xa = '%.2f/%.2f' % (med(eps['snapfuzz']) / med(eps['afl']) if eps['afl'] else float('nan'),
-                                    ratio_per_trial(sf, runs['afl'], lambda r: r['eps']))
-                xb = '%.2f' % (med(eps['snapfuzz']) / med(bare)) if bare else '-'
+                xl, xa = (('%.2f/%.2f' % (med(eps['snapfuzz']) / med(eps[p]),
+                                          ratio_per_trial(sf, runs[p], lambda r: r['eps'])))
+                          if eps[p] and med(eps[p]) > 0 else '-' for p in ('libfuzzer', 'afl'))
+                xb = '%.2f' % (med(eps['snapfuzz']) / med(bare)) if bare and med(bare) > 0 else '-'
             br = [c[1] for c in final[f]]
             ln = [c[2] for c in final[f]]
             print('%-14s %-9s %9s %12s %9s %9s %8s %8s %13s %7s %12s' % (

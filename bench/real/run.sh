@@ -22,6 +22,11 @@
 #                    0: the plain afl-clang-fast build, no cmplog)
 #        RESULTS=DIR (default bench/real/results/<date>)
 #        REAL_WORK=DIR (default bench/real/work)
+#
+# A run whose coverage file is already in RESULTS is not run again: after an
+# interruption, the same command with the same RESULTS goes on where it
+# stopped, and harnesses can be run into one RESULTS by separate commands
+# (the report covers every harness in it). RESUME=0 runs everything again.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -32,6 +37,7 @@ snap=${SNAP:-60}
 cores=(${CORES:-${CORE:-1}})
 fuzzers=(${FUZZERS:-snapfuzz libfuzzer afl})
 afl_cmplog=${AFL_CMPLOG:-1}
+resume=${RESUME:-1}
 results=${RESULTS:-$here/results/$(date +%Y%m%d-%H%M%S)}
 snapfuzz=$root/build/app/snapfuzz
 . "$here/harnesses.sh"
@@ -53,7 +59,7 @@ clang -O2 -g -rdynamic "$here/bare.c" -o "$bare" -ldl
 # hangs must not stall a 5-hour configuration).
 grace=$((duration / 10 + 60))
 
-cat > "$results/config" <<CFG
+cat >> "$results/config" <<CFG
 duration=$duration trials=$trials snap=$snap cores=${cores[*]} fuzzers=${fuzzers[*]} afl_cmplog=$afl_cmplog
 harnesses=${names[*]}
 snapfuzz=$(git -C "$root" describe --always --dirty 2>/dev/null) afl=$(afl-fuzz -h 2>&1 | sed -n 's/.*afl-fuzz++\([0-9a-z.]*\).*/\1/p' | head -1) clang=$(clang --version | sed -n 's/.*clang version \([^ ]*\).*/\1/p' | head -1)
@@ -64,7 +70,7 @@ CFG
 # The load average every 30 s while the benchmark runs: the other jobs on a
 # shared machine are part of every figure.
 ( while :; do echo "$(date -u +%T) $(cut -d' ' -f1-3 /proc/loadavg)"; sleep 30; done ) \
-  > "$results/loadavg" 2>/dev/null &
+  >> "$results/loadavg" 2>/dev/null &
 load_sampler=$!
 trap 'kill $load_sampler 2>/dev/null' EXIT
 
@@ -95,9 +101,13 @@ run_one() {
   local t0=$(date +%s.%N)
   case $f in
     snapfuzz)
+      # The sandbox refuses what a harness legitimately does (libxml2 calls
+      # getcwd); policies/<harness>.json allows exactly that, as a user would.
+      local policy=()
+      [ -e "$here/policies/$h.json" ] && policy=(--sandbox-policy "$here/policies/$h.json")
       "${pin[@]}" "$snapfuzz" run "$b/snapfuzz.so" "$b/seeds" --out "$d/out" --workers 1 \
         --keep-going --timeout 1 --max-total-time "$duration" --status-every 30 \
-        --seed "$n" >/dev/null 2>"$d/log" ;;
+        --seed "$n" "${policy[@]}" >/dev/null 2>"$d/log" ;;
     libfuzzer)
       "${pin[@]}" "$b/libfuzzer" "$corpus" -max_total_time="$duration" -timeout=1 \
         -seed="$n" -print_final_stats=1 -close_fd_mask=3 >/dev/null 2>"$d/log" ;;
@@ -131,7 +141,7 @@ run_one() {
 # coverage DIR HARNESS CORE: branch and line coverage of each snapshot.
 coverage() {
   local d=$1 b=$work/build/$2 s t prof
-  : > "$d/coverage"
+  : > "$d/coverage.part"
   for s in "$d"/snap/*/; do
     t=$(basename "$s"); [ "$t" = final ] && t=$duration
     prof=$(mktemp -d)
@@ -140,10 +150,12 @@ coverage() {
       llvm-cov export -summary-only -instr-profile="$prof/all.profdata" "$b/cov" 2>/dev/null |
       python3 -c 'import json,sys
 t=json.load(sys.stdin)["data"][0]["totals"]
-print(sys.argv[1], t["branches"]["covered"], t["lines"]["covered"], t["branches"]["count"], t["lines"]["count"])' "$t" >> "$d/coverage"
+print(sys.argv[1], t["branches"]["covered"], t["lines"]["covered"], t["branches"]["count"], t["lines"]["count"])' "$t" >> "$d/coverage.part"
     rm -rf "$prof"
   done
-  sort -n -o "$d/coverage" "$d/coverage"
+  # Complete or absent: a resumed run trusts what it finds.
+  sort -n "$d/coverage.part" > "$d/coverage.sorted" && mv "$d/coverage.sorted" "$d/coverage"
+  rm -f "$d/coverage.part"
 }
 
 # run_harness HARNESS CORE: every trial of every fuzzer, then the bare loop.
@@ -151,12 +163,17 @@ run_harness() {
   local h=$1 c=$2 n f
   for n in $(seq 1 "$trials"); do
     for f in "${fuzzers[@]}"; do
+      if [ "$resume" = 1 ] && [ -s "$results/$h/$f/$n/coverage" ]; then
+        echo "run: $h $f trial $n: done before, kept"
+        continue
+      fi
       run_one "$f" "$h" "$n" "$c"
       coverage "$results/$h/$f/$n" "$h" "$c"
     done
   done
   # The bare loop over the inputs snapfuzz ran from: its final corpus.
   if [[ " ${fuzzers[*]} " == *" snapfuzz "* ]]; then
+    : > "$results/$h/bare"
     for n in $(seq 1 "$trials"); do
       taskset -c "$c" "$bare" "$work/build/$h/snapfuzz.so" 10 "$results/$h/snapfuzz/$n/snap/final" \
         "$work/build/$h/seeds" 2>/dev/null | tee -a "$results/$h/bare" || true
