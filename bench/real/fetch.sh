@@ -42,7 +42,7 @@ fi
 
 need=()
 for p in dpkg-dev afl++ gnuplot-nox autoconf automake libtool pkg-config make \
-         cmake zlib1g-dev clang llvm bc; do
+         cmake zlib1g-dev clang llvm bc python3; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"

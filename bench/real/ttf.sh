@@ -90,3 +90,4 @@ PY
   done
 done | tee "$results/table"
 echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$results/config"
+python3 "$here/report.py" "$results" > /dev/null && echo "summary: $results/summary.md"
