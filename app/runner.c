@@ -10,8 +10,12 @@
  *   3. the target is called with the copy, so a target that writes into its
  *      const input cannot change the next mutation's starting point (and is
  *      reported: libFuzzer's "overwrites its const input").
- * The copy the target sees ends exactly at a PROT_NONE guard page, so a read
- * one byte past the input faults even without AddressSanitizer.
+ * The copy lives in a memfd mapped twice: the runner writes it through a
+ * writable view, the target gets a read-only view of the same pages that
+ * ends exactly at a PROT_NONE guard page. A read one byte past the input
+ * faults even without AddressSanitizer, and a write into the input faults
+ * at the guilty instruction, which the fault handler reports as
+ * overwrite-input; nothing is compared after each execution.
  *
  * Fatal signals are caught on an alternate stack (so a stack overflow is
  * caught too) with SA_RESETHAND: the handler writes the death area of the
@@ -40,6 +44,9 @@
 
 static RecordHeader *runner_header;
 static RecordDeath *runner_death;
+/* The read-only view of the input buffer: a write fault inside it is the
+ * target writing into its const input. */
+static uintptr_t runner_input_lo, runner_input_hi;
 
 static void runner_record_death(int sig, siginfo_t *si, void *uctx, uint32_t reason)
 {
@@ -91,6 +98,12 @@ static void runner_record_death(int sig, siginfo_t *si, void *uctx, uint32_t rea
 
 static void runner_on_fatal(int sig, siginfo_t *si, void *uctx)
 {
+        uintptr_t addr = (uintptr_t)si->si_addr;
+        if (sig == SIGSEGV && si->si_code == SEGV_ACCERR && addr >= runner_input_lo &&
+            addr < runner_input_hi) {
+                runner_record_death(sig, si, uctx, RECORD_DEATH_OVERWRITE);
+                _exit(RUNNER_EXIT_OVERWRITE);
+        }
         runner_record_death(sig, si, uctx, RECORD_DEATH_SIGNAL);
         /* SA_RESETHAND already restored the default action. A fault
          * re-executes and kills; a signal that was sent (abort's raise, a
@@ -152,20 +165,37 @@ void runner_prepare(void)
         (void)backtrace(frames, 4);
 }
 
-/* A buffer whose end touches a PROT_NONE page. */
-static uint8_t *runner_map_guarded(size_t max_len)
+/* The input buffer: @ret_rw is a writable view of max_len bytes (rounded
+ * up to pages), @ret_ro_end the end of a read-only view of the same pages,
+ * which touches a PROT_NONE page. The same offset in both views is the same
+ * byte. Returns 0 or -1. */
+static int runner_map_input(size_t max_len, uint8_t **ret_rw, uint8_t **ret_ro_end)
 {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         size_t body = (max_len + page - 1) / page * page;
         if (body == 0)
                 body = page;
-        uint8_t *p =
-            mmap(NULL, body + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-                return NULL;
-        if (mprotect(p + body, page, PROT_NONE) < 0)
-                return NULL;
-        return p + body;
+        int fd = memfd_create("snapfuzz-input", MFD_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        uint8_t *rw = MAP_FAILED, *ro = MAP_FAILED;
+        if (ftruncate(fd, (off_t)body) == 0)
+                rw = mmap(NULL, body, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        /* Reserve the read-only view and its guard page in one piece, then
+         * put the file over all but the last page. */
+        if (rw != MAP_FAILED)
+                ro = mmap(NULL, body + page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (ro != MAP_FAILED &&
+            mmap(ro, body, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+                ro = MAP_FAILED;
+        close(fd);
+        if (ro == MAP_FAILED)
+                return -1;
+        runner_input_lo = (uintptr_t)ro;
+        runner_input_hi = (uintptr_t)ro + body;
+        *ret_rw = rw + body;
+        *ret_ro_end = ro + body;
+        return 0;
 }
 
 static void runner_push_find(void *region, const RecordLayout *l, const uint8_t *data, size_t len,
@@ -211,9 +241,10 @@ void runner_main(const RunnerArgs *a)
         if (sandbox_isolate(a->sandbox) < 0)
                 _exit(RUNNER_EXIT_SETUP);
 
-        uint8_t *exec_end = runner_map_guarded(l->max_len);
+        uint8_t *write_end, *exec_end;
         uint8_t *work = malloc(l->max_len);
-        if (!exec_end || !work || runner_install_handlers() < 0)
+        if (runner_map_input(l->max_len, &write_end, &exec_end) < 0 || !work ||
+            runner_install_handlers() < 0)
                 _exit(RUNNER_EXIT_SETUP);
 
         /* The batch's inputs and table are read-only for the target: a
@@ -296,8 +327,8 @@ void runner_main(const RunnerArgs *a)
                 }
                 if (__builtin_expect(k < first, 0))
                         continue; /* replaying history: only the mutations */
-                uint8_t *data = exec_end - len;
-                memcpy(data, work, len);
+                memcpy(write_end - len, work, len);
+                const uint8_t *data = exec_end - len;
 
                 __atomic_store_n(&h->count, k, __ATOMIC_RELAXED);
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -306,11 +337,6 @@ void runner_main(const RunnerArgs *a)
                 int rc = a->test(data, len);
                 cmplog_mode = 0;
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
-
-                if (__builtin_expect(memcmp(data, work, len) != 0, 0)) {
-                        runner_record_death(0, NULL, NULL, RECORD_DEATH_OVERWRITE);
-                        _exit(RUNNER_EXIT_OVERWRITE);
-                }
                 if (rc == TARGET_REJECT) {
                         coverage_clear();
                         continue;
