@@ -39,6 +39,7 @@
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/msg.h"
+#include "core/mutsched.h"
 #include "core/wproc.h"
 #include "recovery/classify.h"
 #include "recovery/recovery.h"
@@ -103,6 +104,7 @@ typedef struct Coordinator {
         bool stopping, interrupted, internal_error;
         SandboxLog *sandbox_log; /* the workers' "sandbox" events */
         int outdir_fd;
+        MutSched mutsched; /* length limit and operator weights of fuzz batches */
 } Coordinator;
 
 static void fmt_count(char *buf, size_t cap, double v)
@@ -140,6 +142,7 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "unique_crashes", (double)c->unique);
         cJSON_AddNumberToObject(j, "inputs_lost", (double)c->lost);
         cJSON_AddNumberToObject(j, "workers", c->n_slots);
+        cJSON_AddNumberToObject(j, "len_limit", (double)c->mutsched.len_limit);
         cJSON_AddStringToObject(j, "seed", seed);
         sandboxlog_add_stats(c->sandbox_log, j);
         char *s = cJSON_Print(j);
@@ -347,6 +350,10 @@ static void worker_event(Coordinator *c, Slot *s, cJSON *m)
                 s->busy = false;
                 if (!s->seed_batch && count > 0)
                         s->rate = (double)count / (ms > 1 ? ms : 1);
+                if (!s->seed_batch) {
+                        const RecordHeader *h = record_header(wproc_region(s->w));
+                        mutsched_batch_done(&c->mutsched, h, count, h->new_features);
+                }
                 take_finds(c, s);
                 /* The reference design's "modified input" check: the base
                  * and partner are read-only to runners, so a change means
@@ -477,6 +484,8 @@ static void dispatch_one(Coordinator *c, Slot *s)
                         b.partner = corpus_get(c->corpus, p, &b.partner_len);
                 }
                 b.table = dicts_table(c->dicts, &b.table_len);
+                b.len_limit = (uint32_t)c->mutsched.len_limit;
+                b.op_weights = c->mutsched.weights;
                 double want = s->rate > 0 ? s->rate * COORD_BATCH_MS : 256;
                 if (want < COORD_MIN_ITERS)
                         want = COORD_MIN_ITERS;
@@ -817,6 +826,11 @@ int coordinator_run(RunConfig *cfg)
         c.seed_pack = malloc(c.layout.max_len);
         if (!c.seed_pack)
                 return SF_EXIT_INTERNAL;
+        size_t longest_seed = 0;
+        for (size_t i = 0; i < c.n_seeds; i++)
+                if (c.seeds[i].len > longest_seed)
+                        longest_seed = c.seeds[i].len;
+        mutsched_init(&c.mutsched, c.layout.max_len, longest_seed);
         char corpus_dir[4096];
         snprintf(corpus_dir, sizeof(corpus_dir), "%s/corpus", cfg->out_dir);
         r = corpus_new(&c.corpus, corpus_dir);

@@ -198,6 +198,13 @@ static int runner_map_input(size_t max_len, uint8_t **ret_rw, uint8_t **ret_ro_e
         return 0;
 }
 
+/* The batch's operator figures, for the coordinator's weights. */
+static void runner_flush_op_stats(RecordHeader *h, const MutatorTrace *trace, const uint32_t *found)
+{
+        memcpy(h->op_applied, trace->applied, sizeof(h->op_applied));
+        memcpy(h->op_found, found, sizeof(h->op_found));
+}
+
 static void runner_push_find(void *region, const RecordLayout *l, const uint8_t *data, size_t len,
                              uint64_t iteration)
 {
@@ -257,6 +264,7 @@ void runner_main(const RunnerArgs *a)
         const uint8_t *base = record_base(region, l);
         const size_t base_len = h->base_len;
         const size_t max_len = l->max_len;
+        const size_t mut_max = record_mutation_max_len(h, l);
         const uint64_t iters = h->iters;
         const uint64_t chain_len = h->chain_len;
         const int fuzz = h->mode == RECORD_MODE_FUZZ;
@@ -268,11 +276,14 @@ void runner_main(const RunnerArgs *a)
 
         static MutatorDict dict;
         static MutatorTrace trace;
+        static MutatorPlan plan;
+        static uint32_t op_found[MUTATOR_WEIGHTS];
         MutatorCtx ctx = {
             .partner = record_partner(region, l),
             .partner_len = h->partner_len,
             .dict = NULL,
             .trace = &trace,
+            .plan = mutator_plan_init(&plan, h->op_weights) ? &plan : NULL,
         };
         CmpFreezer freezer;
         cmplog_freezer_init(&freezer, region, l);
@@ -314,7 +325,7 @@ void runner_main(const RunnerArgs *a)
                                 memcpy(work, base, base_len);
                                 len = base_len;
                         }
-                        len = mutator_mutate(&ctx, &rng, work, len, max_len);
+                        len = mutator_mutate(&ctx, &rng, work, len, mut_max);
                 } else if (seeds) {
                         const uint8_t *entry;
                         uint32_t elen;
@@ -346,14 +357,19 @@ void runner_main(const RunnerArgs *a)
                         added += nf;
                         h->new_features = added;
                         runner_push_find(region, l, work, len, k);
-                        if (fuzz)
+                        if (fuzz) {
                                 cmplog_push_tokens(region, l, &trace);
+                                for (uint32_t ops = trace.ops; ops; ops &= ops - 1)
+                                        op_found[__builtin_ctz(ops)]++;
+                        }
                         if (record_finds(region, l)->used >= RECORD_FINDS_SLOTS) {
+                                runner_flush_op_stats(h, &trace, op_found);
                                 h->runner_state = RECORD_RUNNER_FULL;
                                 _exit(RUNNER_EXIT_DONE);
                         }
                 }
         }
+        runner_flush_op_stats(h, &trace, op_found);
         h->runner_state = RECORD_RUNNER_DONE;
         _exit(RUNNER_EXIT_DONE);
 }

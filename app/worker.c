@@ -378,6 +378,17 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         record_begin_batch(w->region, &w->layout, (uint64_t)msg_int(cmd, "batch_id", 0), mode,
                            iters, seed, (uint32_t)chain_len, (uint32_t)base_len,
                            (uint32_t)partner_len, (uint32_t)table_len);
+        uint8_t weights[MUTATOR_WEIGHTS] = {0};
+        const char *hex = msg_str(cmd, "op_weights", "");
+        for (unsigned i = 0; i < MUTATOR_WEIGHTS && hex[2 * i] && hex[2 * i + 1]; i++) {
+                char byte[3] = {hex[2 * i], hex[2 * i + 1], 0};
+                weights[i] = (uint8_t)strtoul(byte, NULL, 16);
+        }
+        int64_t len_limit = msg_int(cmd, "len_limit", 0);
+        record_set_mutation(
+            w->region,
+            len_limit > 0 && (uint64_t)len_limit <= w->layout.max_len ? (uint32_t)len_limit : 0,
+            weights);
         h->first_exec = (uint64_t)msg_int(cmd, "first", 1);
         h->batch_flags = msg_bool(cmd, "replay", 0) ? RECORD_BATCH_REPLAY : 0;
         /* A history replay brings the comparison tables of the batch it

@@ -108,6 +108,18 @@ void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, 
         record_tokens(region, l)->used = 0;
 }
 
+void record_set_mutation(void *region, uint32_t len_limit, const uint8_t *weights)
+{
+        RecordHeader *h = record_header(region);
+
+        h->len_limit = len_limit;
+        if (weights)
+                memcpy(h->op_weights, weights, sizeof(h->op_weights));
+        else
+                memset(h->op_weights, 0, sizeof(h->op_weights));
+        h->desc_check = record_desc_check(h);
+}
+
 RecordProblem record_chain_cmp(const void *region, const RecordLayout *l, const RecordChainSlot *s,
                                const CmpTable **ret)
 {

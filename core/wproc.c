@@ -360,6 +360,14 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
                 cJSON_AddBoolToObject(m, "replay", 1);
         if (b->cmp_gens)
                 cJSON_AddNumberToObject(m, "cmp_gens", b->cmp_gens);
+        if (b->len_limit)
+                cJSON_AddNumberToObject(m, "len_limit", b->len_limit);
+        if (b->op_weights) {
+                char hex[2 * MUTATOR_WEIGHTS + 1];
+                for (unsigned i = 0; i < MUTATOR_WEIGHTS; i++)
+                        snprintf(hex + 2 * i, 3, "%02x", b->op_weights[i]);
+                cJSON_AddStringToObject(m, "op_weights", hex);
+        }
         if (b->quiet)
                 cJSON_AddBoolToObject(m, "quiet", 1);
         int r = msg_send(w->cmd_fd, m);

@@ -67,9 +67,11 @@ typedef struct WprocBatch {
         size_t table_len;
         const CmpTable *cmp; /* comparison tables 1..cmp_gens, for a history replay */
         uint32_t cmp_gens;
-        uint64_t first; /* first iteration to execute (0 or 1: all) */
-        int replay;     /* verification or history replay: collect no finds */
-        int quiet;      /* keep the target's output out of the worker's stderr */
+        uint32_t len_limit;        /* record_set_mutation(); 0: none */
+        const uint8_t *op_weights; /* MUTATOR_WEIGHTS bytes, or NULL: all alike */
+        uint64_t first;            /* first iteration to execute (0 or 1: all) */
+        int replay;                /* verification or history replay: collect no finds */
+        int quiet;                 /* keep the target's output out of the worker's stderr */
 } WprocBatch;
 
 /* Copies the batch's payload into the record and sends the command. */

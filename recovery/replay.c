@@ -15,8 +15,10 @@
 
 #include "snapfuzz/banned.h"
 
+/* The mutation context the runner had: partner, dictionary and operator
+ * weights, all from the record. */
 static void replay_ctx(const void *region, const RecordLayout *l, MutatorCtx *ctx,
-                       MutatorDict *dict)
+                       MutatorDict *dict, MutatorPlan *plan)
 {
         const RecordHeader *h = region;
         ctx->partner = record_partner((void *)region, l);
@@ -24,6 +26,7 @@ static void replay_ctx(const void *region, const RecordLayout *l, MutatorCtx *ct
         ctx->dict = NULL;
         ctx->cmp = NULL;
         ctx->trace = NULL;
+        ctx->plan = mutator_plan_init(plan, h->op_weights) ? plan : NULL;
         if (h->table_len && mutator_dict_parse(dict, record_table((void *)region, l), h->table_len))
                 ctx->dict = dict;
 }
@@ -63,6 +66,7 @@ int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k
         const RecordHeader *h = region;
         const uint8_t *base = record_base((void *)region, l);
         static MutatorDict dict;
+        static MutatorPlan plan;
         MutatorCtx ctx;
         SfPrng rng;
         size_t len;
@@ -78,7 +82,8 @@ int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k
                 RecordCmpIndex ix;
                 if (record_cmp_index(region, l, &ix) != RECORD_OK)
                         return -(int)RECORD_BAD_CMP;
-                replay_ctx(region, l, &ctx, &dict);
+                replay_ctx(region, l, &ctx, &dict, &plan);
+                size_t mut_max = record_mutation_max_len(h, l);
                 prng_seed(&rng, h->seed, h->batch_id);
                 for (uint64_t i = 0; i < k; i++) {
                         if (i % h->chain_len == 0) {
@@ -86,7 +91,7 @@ int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k
                                 memcpy(ret, base, h->base_len);
                                 len = h->base_len;
                         }
-                        len = mutator_mutate(&ctx, &rng, ret, len, l->max_len);
+                        len = mutator_mutate(&ctx, &rng, ret, len, mut_max);
                 }
         }
         *ret_len = len;
@@ -98,6 +103,7 @@ int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8
 {
         const RecordHeader *h = region;
         static MutatorDict dict;
+        static MutatorPlan plan;
         MutatorCtx ctx;
 
         int r = replay_check(region, l, k);
@@ -118,12 +124,13 @@ int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8
 
         SfPrng rng = s->rng;
         size_t len = h->base_len;
-        replay_ctx(region, l, &ctx, &dict);
+        replay_ctx(region, l, &ctx, &dict, &plan);
         if (record_chain_cmp(region, l, s, &ctx.cmp) != RECORD_OK)
                 return -(int)RECORD_BAD_CMP;
         memcpy(ret, record_base((void *)region, l), len);
+        size_t mut_max = record_mutation_max_len(h, l);
         for (uint64_t i = 0; i < steps; i++)
-                len = mutator_mutate(&ctx, &rng, ret, len, l->max_len);
+                len = mutator_mutate(&ctx, &rng, ret, len, mut_max);
         *ret_len = len;
         return 0;
 }
@@ -154,6 +161,8 @@ void replay_history_batch(const void *region, const RecordLayout *l, uint64_t fi
             .table_len = h->table_len,
             .cmp = h->cmp_gens ? record_cmp((void *)region, l, 1) : NULL,
             .cmp_gens = h->cmp_gens <= RECORD_CMP_TABLES ? h->cmp_gens : 0,
+            .len_limit = h->len_limit,
+            .op_weights = h->op_weights,
             .first = first,
             .replay = 1,
         };
@@ -166,6 +175,7 @@ int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint
         const RecordHeader *h = region;
         const uint8_t *base = record_base((void *)region, l);
         static MutatorDict dict;
+        static MutatorPlan plan;
         MutatorCtx mctx;
         RecordCmpIndex ix;
         SfPrng rng;
@@ -175,7 +185,8 @@ int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint
                 return r;
         if (h->mode == RECORD_MODE_FUZZ && record_cmp_index(region, l, &ix) != RECORD_OK)
                 return -(int)RECORD_BAD_CMP;
-        replay_ctx(region, l, &mctx, &dict);
+        replay_ctx(region, l, &mctx, &dict, &plan);
+        size_t mut_max = record_mutation_max_len(h, l);
         prng_seed(&rng, h->seed, h->batch_id);
         size_t len = h->base_len;
         memcpy(buf, base, len);
@@ -191,7 +202,7 @@ int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint
                                 memcpy(buf, base, h->base_len);
                                 len = h->base_len;
                         }
-                        len = mutator_mutate(&mctx, &rng, buf, len, l->max_len);
+                        len = mutator_mutate(&mctx, &rng, buf, len, mut_max);
                 }
                 if (k >= first && fn(ctx, k, buf, len))
                         break;

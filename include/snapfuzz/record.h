@@ -50,10 +50,11 @@
 #include <stdint.h>
 
 #include "snapfuzz/cmptable.h"
+#include "snapfuzz/mutator.h"
 #include "snapfuzz/prng.h"
 
 #define RECORD_MAGIC UINT64_C(0x3144524f43524653) /* "SFRCORD1" little-endian */
-#define RECORD_VERSION 3u
+#define RECORD_VERSION 4u
 
 #define RECORD_HEADER_SIZE 4096u
 #define RECORD_DEATH_OFFSET RECORD_HEADER_SIZE
@@ -145,6 +146,12 @@ typedef struct RecordHeader {
         uint32_t table_len;
         uint32_t mutator_version; /* MUTATOR_VERSION of the runner that wrote this */
         uint32_t flags;
+        /* How the batch mutates (record_set_mutation): the longest input a
+         * mutation may make is max(len_limit, base_len), at most max_len
+         * (0: max_len); operator op is drawn in proportion to
+         * op_weights[op] (all 0: every operator alike). */
+        uint32_t len_limit;
+        uint8_t op_weights[MUTATOR_WEIGHTS];
         uint64_t payload_check; /* record_payload_check() of base, partner, table */
         uint64_t desc_check;    /* record_desc_check() of the fields above */
 
@@ -168,6 +175,13 @@ typedef struct RecordHeader {
         uint64_t first_exec;
         uint32_t batch_flags; /* RECORD_BATCH_* */
         uint32_t pad2;
+
+        /* Written by the runner at the end of a fuzz batch, for the
+         * coordinator's operator weights (not part of the replay record):
+         * how often each operator was applied, and how often it was in the
+         * last mutation step of an input that reached new coverage. */
+        uint32_t op_applied[MUTATOR_WEIGHTS];
+        uint32_t op_found[MUTATOR_WEIGHTS];
 } RecordHeader;
 
 /* Verification and history replay: no finds, no early stop when the finds
@@ -177,7 +191,7 @@ typedef struct RecordHeader {
 _Static_assert(sizeof(RecordHeader) <= RECORD_HEADER_SIZE, "header fits its page");
 _Static_assert(offsetof(RecordHeader, magic) == 0, "magic first");
 _Static_assert(offsetof(RecordHeader, batch_id) == 16, "stable layout");
-_Static_assert(offsetof(RecordHeader, payload_check) == 72, "stable layout");
+_Static_assert(offsetof(RecordHeader, payload_check) == 112, "stable layout");
 _Static_assert(offsetof(RecordHeader, count) == 128, "count on its own line");
 _Static_assert(sizeof(RecordChainSlot) == 40, "slot layout");
 _Static_assert(offsetof(RecordHeader, cmp_gens) == 232, "stable layout");
@@ -319,6 +333,24 @@ uint64_t record_payload_check(const void *region, const RecordLayout *l, const R
 void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, RecordMode mode,
                         uint64_t iters, uint64_t seed, uint32_t chain_len, uint32_t base_len,
                         uint32_t partner_len, uint32_t table_len);
+
+/* Worker side, right after record_begin_batch: sets how the batch mutates
+ * (a length limit, 0 for none, and MUTATOR_WEIGHTS operator weights, NULL
+ * for none) and seals the description again. */
+void record_set_mutation(void *region, uint32_t len_limit, const uint8_t *weights);
+
+/* The longest input a mutation of this batch may make: the len_limit, but
+ * never less than the base (a long corpus entry is not cut) nor more than
+ * max_len. Runner and replay both use this. */
+static inline size_t record_mutation_max_len(const RecordHeader *h, const RecordLayout *l)
+{
+        size_t lim = h->len_limit;
+        if (lim == 0 || lim > l->max_len)
+                lim = l->max_len;
+        if (lim < h->base_len)
+                lim = h->base_len;
+        return lim;
+}
 
 /* Runner side: saves the PRNG at the start of chain @chain, and the
  * generation of the comparison table its mutations read (0: none), which
