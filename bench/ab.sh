@@ -19,6 +19,7 @@
 #                REAL_WORK/build/NAME/libfuzzer)
 #   REAL_WORK    bench/real/work of a tree where bench/real/build.sh ran
 #   AB_OUT       output directory (default bench/build/ab)
+#   AB_ARGS      extra options for every snapfuzz run (e.g. --sandbox off)
 # Prints one TSV row per run, then the medians.
 set -euo pipefail
 
@@ -98,7 +99,7 @@ for trial in $(seq 1 "$TRIALS"); do
       rm -rf "$dir"
       mkdir -p "$(dirname "$dir")"
       timed "$dir.log" "$bin" run "$so" "$seeds" --workers 1 --max-total-time "$SECS" \
-        --out "$dir" --seed "$trial" --status-every 3600 --keep-going
+        --out "$dir" --seed "$trial" --status-every 3600 --keep-going ${AB_ARGS:-}
       read -r execs edges feats corpus < <(python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1]))
