@@ -165,6 +165,7 @@ void replay_history_batch(const void *region, const RecordLayout *l, uint64_t fi
             .op_weights = h->op_weights,
             .first = first,
             .replay = 1,
+            .leak_watch = (h->batch_flags & RECORD_BATCH_LEAK_WATCH) != 0,
         };
 }
 
