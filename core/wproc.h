@@ -73,8 +73,8 @@ typedef struct WprocBatch {
         uint32_t cmp_gens;
         uint32_t len_limit;        /* record_set_mutation(); 0: none */
         const uint8_t *op_weights; /* MUTATOR_WEIGHTS bytes, or NULL: all alike */
-        uint64_t first; /* first iteration to execute (0 or 1: all) */
-        int replay;     /* verification or history replay: collect no finds */
+        uint64_t first;            /* first iteration to execute (0 or 1: all) */
+        int replay;                /* verification or history replay: collect no finds */
         int leak_watch; /* an execution that allocates more than it frees ends the batch */
         int leak_check; /* a LeakSanitizer check after the (one) execution */
         int quiet;      /* keep the target's output out of the worker's stderr */
