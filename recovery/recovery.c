@@ -58,6 +58,14 @@ static cJSON *record_json(const void *region, const RecordLayout *l)
         cJSON_AddStringToObject(j, "base_sha1", sha);
         cJSON_AddNumberToObject(j, "partner_len", h->partner_len);
         cJSON_AddNumberToObject(j, "table_len", h->table_len);
+        if (h->mode == RECORD_MODE_FUZZ) {
+                /* How the batch mutated: both are part of the replay. */
+                char hex[2 * MUTATOR_WEIGHTS + 1];
+                for (unsigned i = 0; i < MUTATOR_WEIGHTS; i++)
+                        snprintf(hex + 2 * i, 3, "%02x", h->op_weights[i]);
+                cJSON_AddNumberToObject(j, "len_limit", h->len_limit);
+                cJSON_AddStringToObject(j, "op_weights", hex);
+        }
         if (h->mode == RECORD_MODE_FUZZ && h->count) {
                 uint64_t chain = (h->count - 1) / h->chain_len;
                 const RecordChainSlot *s = &h->slot[chain & 1];

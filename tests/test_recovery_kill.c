@@ -24,6 +24,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "snapfuzz/mutator.h"
 #include "tests/sfrun.h"
 #include "tests/targets/recorder.h"
 
@@ -114,6 +115,15 @@ static Outcome one_trial(int trial, unsigned *rng)
         char *record = sf_crash_field(out, id, "record");
         cJSON *rj = cJSON_Parse(record);
         uint64_t count = (uint64_t)cJSON_GetObjectItem(rj, "iteration")->valuedouble;
+        if (strcmp(cJSON_GetObjectItem(rj, "mode")->valuestring, "fuzz") == 0) {
+                /* The batch's length limit and operator weights are part
+                 * of its replay, so the crash's record shows them. */
+                cJSON *lim = cJSON_GetObjectItem(rj, "len_limit");
+                cJSON *w = cJSON_GetObjectItem(rj, "op_weights");
+                cr_expect(cJSON_IsNumber(lim) && lim->valuedouble >= 4, "%s", record);
+                cr_expect(cJSON_IsString(w) && strlen(w->valuestring) == 2 * MUTATOR_WEIGHTS, "%s",
+                          record);
+        }
         cJSON_Delete(rj);
         char path[600];
         size_t len;
