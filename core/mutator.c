@@ -51,15 +51,6 @@
  * scanning a whole binary input for one costs more than the operator's
  * occasional success on it is worth. */
 #define MUTATOR_NUMBER_WINDOW 64u
-/* How mutator_mutate() draws its stack depth (an experiment switch, fixed
- * in a release: replay depends on it):
- *   0  1, 2, 4 or 8 alike (mean 3.75; MUTATOR_VERSION 2)
- *   1  1 + a geometric count: 1 half the time, 2 a quarter, ..., at most
- *      MUTATOR_MAX_STACK (mean about 2)
- *   2  1 or 2 alike (mean 1.5) */
-#ifndef MUTATOR_DEPTH_MODE
-#define MUTATOR_DEPTH_MODE 1
-#endif
 
 /* One operator invocation. The diff fields are outputs: an operator that
  * returns the unchanged length sets them to a byte it changed. */
@@ -1061,16 +1052,16 @@ static inline MutatorOp plan_pick(const MutatorPlan *plan, SfPrng *rng, unsigned
         return (MutatorOp)plan->pick[combo][prng_next32(rng) >> 24];
 }
 
-/* How many operators one call stacks. */
+/* How many operators one call stacks: 1, 2, 4 or 8 alike (mean 3.75).
+ * Shallower stacks (1 or 2, or a geometric count of mean 2) make a step
+ * 25-45% cheaper, but measured on the bundled targets, tests/targets'
+ * cmp_guard and libxml2 they needed 2-4x as many executions to find the
+ * planted bugs, and found them no sooner in time (bench/results,
+ * speed-2026-11-21.md); on a real parser, where the target's time
+ * dominates, only the executions count. */
 static inline unsigned draw_depth(SfPrng *rng)
 {
-#if MUTATOR_DEPTH_MODE == 0
         return 1u << prng_below(rng, 4);
-#elif MUTATOR_DEPTH_MODE == 1
-        return 1u + (unsigned)__builtin_ctz(prng_next32(rng) | (1u << (MUTATOR_MAX_STACK - 1)));
-#else
-        return 1u + (prng_next32(rng) >> 31);
-#endif
 }
 
 size_t mutator_mutate(const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t len, size_t max_len)

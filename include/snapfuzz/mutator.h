@@ -136,9 +136,8 @@ size_t mutator_dict_serialize(uint8_t *table, size_t cap, const uint8_t *const *
 size_t mutator_apply(MutatorOp op, const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t len,
                      size_t max_len);
 
-/* One mutation step: a stack of 1..MUTATOR_MAX_STACK operators picked by the
- * PRNG (one in half the calls, two in a quarter, ...: the mutation chain
- * accumulates them across calls), drawn by ctx->plan when there is one. Always changes something
+/* One mutation step: a stack of 1, 2, 4 or 8 operators picked by the PRNG,
+ * drawn by ctx->plan when there is one. Always changes something
  * when max_len > 0 (an empty input grows). Returns the new length (<= max_len). */
 size_t mutator_mutate(const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t len,
                       size_t max_len);
