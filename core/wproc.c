@@ -405,14 +405,12 @@ int wproc_exec_quiet(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
         return exec_one(w, data, len, 1, ret);
 }
 
-int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret)
+/* Waits for the runner's "done" or "died" event. */
+static int wproc_wait_end(Wproc *w, cJSON **ret)
 {
-        int r = wproc_send_batch(w, b);
-        if (r < 0)
-                return r;
         for (;;) {
                 cJSON *m = NULL;
-                r = wproc_recv(w, &m, -1);
+                int r = wproc_recv(w, &m, -1);
                 if (r < 0)
                         return r;
                 const char *type = msg_str(m, "type", "");
@@ -426,6 +424,44 @@ int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret)
                 }
                 cJSON_Delete(m); /* a stray pong */
         }
+}
+
+int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret)
+{
+        int r = wproc_send_batch(w, b);
+        if (r < 0)
+                return r;
+        return wproc_wait_end(w, ret);
+}
+
+int wproc_rebuild(Wproc *w, const void *record, uint32_t how, uint8_t *ret, size_t *ret_len,
+                  cJSON **ret_event)
+{
+        memcpy(w->region, record, w->layout.record_size);
+        cJSON *m = msg_new("rebuild");
+        if (!m)
+                return -ENOMEM;
+        cJSON_AddStringToObject(m, "from", how == RECORD_REBUILT_SEED ? "seed" : "slot");
+        int r = msg_send(w->cmd_fd, m);
+        cJSON_Delete(m);
+        if (r < 0)
+                return r;
+        cJSON *ev = NULL;
+        r = wproc_wait_end(w, &ev);
+        if (r < 0)
+                return r;
+        const RecordFinds *f = record_finds(w->region, &w->layout);
+        const RecordFindSlot *s = record_find_slot(w->region, &w->layout, 0);
+        if (strcmp(msg_str(ev, "type", ""), "done") != 0 ||
+            __atomic_load_n(&f->used, __ATOMIC_ACQUIRE) < 1 || s->len > w->layout.max_len ||
+            s->flags != how) {
+                *ret_event = ev;
+                return 1;
+        }
+        cJSON_Delete(ev);
+        memcpy(ret, s + 1, s->len);
+        *ret_len = s->len;
+        return 0;
 }
 
 int wproc_reap(Wproc *w)

@@ -91,5 +91,16 @@ int wproc_exec_quiet(Wproc *w, const uint8_t *data, size_t len, cJSON **ret);
 /* Runs a batch and waits for its "done" or "died" event. */
 int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret);
 
+/* Rebuilds the input iteration `count` of @record ran (a replay record of
+ * this worker's layout, from a runner of the same target) in a fresh,
+ * sandboxed runner, which can call the target's custom mutator: the
+ * record's own replay with the target loaded, @how RECORD_REBUILT_SLOT
+ * (from the chain's PRNG slot) or RECORD_REBUILT_SEED (the batch from its
+ * seed). Returns 0 with the bytes in @ret (capacity layout.max_len); 1 with
+ * the runner's "done" (the record could not be replayed) or "died" event in
+ * *@ret_event when nothing was rebuilt; or a negative error. */
+int wproc_rebuild(Wproc *w, const void *record, uint32_t how, uint8_t *ret, size_t *ret_len,
+                  cJSON **ret_event);
+
 /* Reaps the worker if it has exited; returns its wait status or -1. */
 int wproc_reap(Wproc *w);
