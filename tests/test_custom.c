@@ -288,3 +288,19 @@ Test(custom, replay_rebuilds_a_custom_batch_and_plain_replay_refuses_it)
                      "nor with other functions than the runner's");
         free(region);
 }
+
+Test(custom, the_exec_note_tells_any_changed_byte_or_length)
+{
+        static uint8_t buf[1000];
+        for (size_t i = 0; i < sizeof(buf); i++)
+                buf[i] = (uint8_t)(i * 31);
+        for (size_t len = 1; len <= sizeof(buf); len = len * 3 + 1) {
+                uint64_t want = record_exec_check(buf, len);
+                cr_expect_neq(record_exec_check(buf, len - 1), want, "length %zu", len);
+                for (size_t i = 0; i < len; i++) {
+                        buf[i] ^= 0x10;
+                        cr_assert_neq(record_exec_check(buf, len), want, "byte %zu of %zu", i, len);
+                        buf[i] ^= 0x10;
+                }
+        }
+}
