@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -97,6 +98,7 @@ typedef struct Coordinator {
         uint8_t *seed_pack; /* the seed list of a warm-up batch (max_len bytes) */
 
         uint64_t execs, dispatched, batch_ids;
+        uint64_t events; /* messages read from workers */
         int64_t start_ms, last_status_ms;
         uint64_t deaths, stored, unique, lost;
         int crash_pending;
@@ -140,6 +142,16 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "unique_crashes", (double)c->unique);
         cJSON_AddNumberToObject(j, "inputs_lost", (double)c->lost);
         cJSON_AddNumberToObject(j, "workers", c->n_slots);
+        /* What the coordinator itself costs: its own CPU time (not the
+         * workers' or the helper's) against the messages it handled, the
+         * figure that says how many workers one coordinator can serve. */
+        struct rusage ru;
+        if (getrusage(RUSAGE_SELF, &ru) == 0)
+                cJSON_AddNumberToObject(j, "coordinator_cpu_s",
+                                        (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                                            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) /
+                                                1e6);
+        cJSON_AddNumberToObject(j, "worker_events", (double)c->events);
         cJSON_AddStringToObject(j, "seed", seed);
         sandboxlog_add_stats(c->sandbox_log, j);
         char *s = cJSON_Print(j);
@@ -617,6 +629,7 @@ static void loop_once(Coordinator *c)
                         }
                         if (t == 0)
                                 break;
+                        c->events++;
                         worker_event(c, s, m);
                         cJSON_Delete(m);
                 }
@@ -716,6 +729,9 @@ static int load_seeds(Coordinator *c)
 static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
 {
         WprocConfig wc = {
+            /* bench/scale.sh puts a simulated worker here (bench/simworker.c)
+             * to load the real coordinator with more workers than cores. */
+            .exe = getenv("SNAPFUZZ_WORKER_EXE"),
             .target = c->cfg->target_abs,
             .max_len = c->cfg->max_len,
             .timeout_ms = c->cfg->timeout_ms,
