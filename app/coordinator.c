@@ -38,9 +38,11 @@
 #include "core/coverage.h"
 #include "core/crashstore.h"
 #include "core/fsutil.h"
+#include "core/hash.h"
 #include "core/log.h"
 #include "core/msg.h"
 #include "core/wproc.h"
+#include "core/writeq.h"
 #include "recovery/classify.h"
 #include "recovery/recovery.h"
 #include "snapfuzz/exitcode.h"
@@ -79,6 +81,8 @@ typedef struct Coordinator {
         Slot *slots;
         unsigned n_slots;
         Corpus *corpus;
+        WriteQueue *corpus_q; /* writes new entries into OUT/corpus off the loop */
+        int corpus_fd;
         RunDicts *dicts;
         int cov_fd;
         CoverageShared *cov;
@@ -306,6 +310,8 @@ static void helper_event(Coordinator *c, cJSON *m)
 static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen);
 static void restart_slot(Coordinator *c, Slot *s, const char *why);
 
+static void corpus_write_failed(Coordinator *c, int err);
+
 static void take_finds(Coordinator *c, Slot *s)
 {
         void *region = wproc_region(s->w);
@@ -317,15 +323,29 @@ static void take_finds(Coordinator *c, Slot *s)
                 RecordFindSlot *fs = record_find_slot(region, &c->layout, i);
                 if (fs->len > c->layout.max_len)
                         continue; /* scribbled on; never trust a length from a runner */
-                int r = corpus_add(c->corpus, (const uint8_t *)(fs + 1), fs->len, true);
-                if (r < 0 && !c->internal_error) {
-                        log_error("cannot write to %s/corpus: %s", c->cfg->out_dir, strerror(-r));
-                        c->internal_error = true;
-                        c->stopping = true;
+                const uint8_t *data = (const uint8_t *)(fs + 1);
+                int r = corpus_add(c->corpus, data, fs->len, false);
+                if (r == 1) {
+                        /* On disk in the background: a find storm must not
+                         * stall the loop for two fsyncs per entry. */
+                        char name[SHA1_HEX_LEN];
+                        sha1_hex(data, fs->len, name);
+                        r = writeq_put(c->corpus_q, name, data, fs->len);
                 }
+                if (r < 0)
+                        corpus_write_failed(c, r);
         }
         if (used)
                 (void)dicts_take_tokens(c->dicts, region, &c->layout);
+}
+
+static void corpus_write_failed(Coordinator *c, int err)
+{
+        if (c->internal_error)
+                return;
+        log_error("cannot write to %s/corpus: %s", c->cfg->out_dir, strerror(-err));
+        c->internal_error = true;
+        c->stopping = true;
 }
 
 static void queue_death(Coordinator *c, Slot *s, cJSON *died)
@@ -801,7 +821,8 @@ static void shutdown_all(Coordinator *c)
 
 int coordinator_run(RunConfig *cfg)
 {
-        Coordinator c = {.cfg = cfg, .sigfd = -1, .helper_evt = -1, .outdir_fd = -1};
+        Coordinator c = {
+            .cfg = cfg, .sigfd = -1, .helper_evt = -1, .outdir_fd = -1, .corpus_fd = -1};
         int r;
 
         c.start_ms = clock_now_ms();
@@ -859,6 +880,15 @@ int coordinator_run(RunConfig *cfg)
                 log_error("cannot start the recovery helper: %s", strerror(-r));
                 return SF_EXIT_INTERNAL;
         }
+        /* After the helper's fork and the signal mask: the writer thread
+         * is the coordinator's alone and never takes a signal. */
+        c.corpus_fd = open(corpus_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = c.corpus_fd < 0 ? -errno : writeq_new(&c.corpus_q, c.corpus_fd);
+        if (r < 0) {
+                log_error("cannot open %s for writing: %s", corpus_dir, strerror(-r));
+                shutdown_all(&c);
+                return SF_EXIT_INTERNAL;
+        }
         /* Nothing is printed before the target is known to load, so that a
          * bad target gets exactly one line. */
         int code = start_workers(&c);
@@ -894,6 +924,9 @@ int coordinator_run(RunConfig *cfg)
                         c.internal_error = true;
                         c.stopping = true;
                 }
+                r = writeq_error(c.corpus_q);
+                if (r < 0)
+                        corpus_write_failed(&c, r);
                 int64_t now = clock_now_ms();
                 if (now - c.last_status_ms >= (int64_t)cfg->status_every_s * 1000) {
                         c.last_status_ms = now;
@@ -903,6 +936,9 @@ int coordinator_run(RunConfig *cfg)
                 }
         }
         shutdown_all(&c);
+        r = writeq_flush(c.corpus_q);
+        if (r < 0)
+                corpus_write_failed(&c, r);
         save_autodict(&c);
         print_status(&c, "done ");
         sandboxlog_summary(c.sandbox_log);
@@ -917,6 +953,8 @@ int coordinator_run(RunConfig *cfg)
         if (!c.stored && !c.lost)
                 log_info("no crash found");
 
+        writeq_free(c.corpus_q);
+        close(c.corpus_fd);
         corpus_free(c.corpus);
         dicts_free(c.dicts);
         corpus_seeds_free(c.seeds, c.n_seeds);
