@@ -6,7 +6,7 @@ import json
 import sys
 
 COLS = ["workers", "finds model", "elapsed s", "batches/s", "finds", "coord CPU %",
-        "coord µs/event", "worker idle %", "mean wait ms", "max wait ms", "sim execs/s"]
+        "coord µs/event", "loop µs/event", "worker idle %", "mean wait ms", "max wait ms", "sim execs/s"]
 
 def main():
     if sys.argv[1] == "--header":
@@ -27,6 +27,7 @@ def main():
         str(st["workers"]), label, "%.1f" % el, "%.0f" % (batches / el),
         str(st["corpus"]), "%.1f" % (100 * cpu / el),
         "%.0f" % (1e6 * cpu / ev if ev else 0),
+        "%.0f" % (1e6 * st.get("coordinator_loop_cpu_s", 0) / ev if ev else 0),
         "%.1f" % (100 * idle / (idle + busy) if idle + busy else 0),
         "%.2f" % (idle / batches if batches else 0), "%.0f" % maxw,
         "%.0fM" % (st["execs"] / el / 1e6),

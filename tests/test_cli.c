@@ -234,6 +234,9 @@ Test(lifecycle, stats_report_what_the_coordinator_itself_costs, .timeout = 120)
         /* Every batch ends with one event, and a 300000-run budget takes
          * more than one batch per worker. */
         cr_expect_geq(events->valuedouble, 3);
+        const cJSON *loop = cJSON_GetObjectItem(st, "coordinator_loop_cpu_s");
+        cr_assert(cJSON_IsNumber(loop));
+        cr_expect_leq(loop->valuedouble, cpu->valuedouble, "the loop is a part of the process");
         cr_expect_gt(cpu->valuedouble, 0);
         /* Its workers kept both cores busy for the whole run; the
          * coordinator mostly waits for them. */
