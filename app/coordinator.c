@@ -751,11 +751,9 @@ static int load_seeds(Coordinator *c)
         return 0;
 }
 
-/* Starts (or restarts) the worker of a slot. Returns 0 or a WPROC_ERR_* /
- * negative errno, with a message for a person in @err. */
-static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
+static WprocConfig worker_config(const Coordinator *c)
 {
-        WprocConfig wc = {
+        return (WprocConfig){
             /* bench/scale.sh puts a simulated worker here (bench/simworker.c)
              * to load the real coordinator with more workers than cores. */
             .exe = getenv("SNAPFUZZ_WORKER_EXE"),
@@ -769,33 +767,70 @@ static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
             .cov_fd = c->cov_fd,
             .value_profile = c->cfg->value_profile,
         };
-        int r = wproc_spawn(&s->w, &wc, err, errlen);
-        if (r < 0)
-                return r;
+}
+
+/* A slot whose worker has said hello. */
+static void slot_ready(Slot *s)
+{
         fcntl(wproc_evt_fd(s->w), F_SETFL, O_NONBLOCK);
         s->alive = true;
         s->busy = false;
+}
+
+/* Restarts the worker of a slot. Returns 0 or a WPROC_ERR_* / negative
+ * errno, with a message for a person in @err. */
+static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
+{
+        WprocConfig wc = worker_config(c);
+        int r = wproc_spawn(&s->w, &wc, err, errlen);
+        if (r < 0)
+                return r;
+        slot_ready(s);
         return 0;
 }
 
+/* Every worker loads the target at the same time: started one by one, 64
+ * workers would cost 64 initializations of wall time before the first
+ * batch. Hellos are then awaited in order; slots become usable (n_slots)
+ * only once their worker has said hello. */
 static int start_workers(Coordinator *c)
 {
         char err[1024];
+        unsigned launched = 0;
+        int r = 0;
+
         c->slots = calloc(c->cfg->workers, sizeof(Slot));
         if (!c->slots)
                 return SF_EXIT_INTERNAL;
-        for (unsigned i = 0; i < c->cfg->workers; i++) {
-                int r = spawn_slot(c, &c->slots[i], err, sizeof(err));
-                if (r < 0) {
-                        log_error("%s: %s", c->cfg->target, err);
-                        return r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ||
-                                       r == WPROC_ERR_TIMEOUT
-                                   ? SF_EXIT_USAGE
-                                   : SF_EXIT_INTERNAL;
-                }
-                c->n_slots++;
+        WprocConfig wc = worker_config(c);
+        for (; launched < c->cfg->workers; launched++) {
+                r = wproc_launch(&c->slots[launched].w, &wc, err, sizeof(err));
+                if (r < 0)
+                        goto err_launched;
+        }
+        for (; c->n_slots < launched; c->n_slots++) {
+                Slot *s = &c->slots[c->n_slots];
+                r = wproc_await_hello(s->w, err, sizeof(err));
+                if (r < 0)
+                        goto err_launched;
+                slot_ready(s);
         }
         return 0;
+
+err_launched:
+        /* The workers not yet counted are still loading, or failed the
+         * same way: they go now rather than after a grace period each. */
+        for (unsigned i = c->n_slots; i < launched; i++) {
+                pid_t pid = wproc_pid(c->slots[i].w);
+                if (pid > 0) /* -1 once reaped: never kill(-1) */
+                        kill(pid, SIGKILL);
+                wproc_free(c->slots[i].w);
+                c->slots[i].w = NULL;
+        }
+        log_error("%s: %s", c->cfg->target, err);
+        return r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED || r == WPROC_ERR_TIMEOUT
+                   ? SF_EXIT_USAGE
+                   : SF_EXIT_INTERNAL;
 }
 
 static void shutdown_all(Coordinator *c)

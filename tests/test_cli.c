@@ -78,6 +78,15 @@ Test(cli, target_whose_initialize_crashes)
         expect_usage_error(args, "LLVMFuzzerInitialize");
 }
 
+Test(cli, many_workers_whose_initialize_crashes_give_one_line)
+{
+        /* The workers load the target at the same time; when they all fail,
+         * the first failure is reported once and the rest are put away. */
+        const char *args[] = {"run",   sf_target("init_crash"), "--workers", "12",
+                              "--out", "/tmp/sf-cli-init12",    NULL};
+        expect_usage_error(args, "LLVMFuzzerInitialize");
+}
+
 Test(cli, output_directory_that_cannot_be_created)
 {
         const char *args[] = {"run", sf_target("recorder"), "--out", "/etc/passwd/out", NULL};
