@@ -44,6 +44,14 @@ typedef struct Wproc Wproc;
  * errno or WPROC_ERR_* and writes one line for a person into @err. */
 int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen);
 
+/* wproc_spawn in two halves, so that many workers load their target at the
+ * same time: wproc_launch starts the process and returns at once;
+ * wproc_await_hello waits for its hello (for what is left of the
+ * initialization timeout, counted from the launch). Both fail as
+ * wproc_spawn does; after a failed wait the caller frees the worker. */
+int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen);
+int wproc_await_hello(Wproc *w, char *err, size_t errlen);
+
 /* Stops the worker (a "stop" command, then SIGTERM, then SIGKILL, with a
  * grace period each) and frees everything. NULL is a no-op. */
 void wproc_free(Wproc *w);
