@@ -148,17 +148,22 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
                 payload[len++] = (uint8_t)(seed >> 8);
         len = LLVMFuzzerMutate(payload, len, FRAME_MAX_PAYLOAD);
         /* The variants change the last byte, after the bug's "BOOM". */
+#if defined(CUSTOM_FRAME_NONDET) || defined(CUSTOM_FRAME_STATEFUL)
+        /* Every output of these variants depends on what they mix in, even
+         * a payload of just "BOOM" (which a length limit keeps short): it
+         * gets a fifth byte for it. */
+        if (len <= 4)
+                payload[len++] = 0;
+#endif
 #ifdef CUSTOM_FRAME_NONDET
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        if (len > 4)
-                payload[len - 1] ^= (uint8_t)(ts.tv_nsec >> 3) | 1;
+        payload[len - 1] ^= (uint8_t)(ts.tv_nsec >> 3) | 1;
 #endif
 #ifdef CUSTOM_FRAME_STATEFUL
         static unsigned calls;
         ++calls;
-        if (len > 4)
-                payload[len - 1] ^= (uint8_t)calls;
+        payload[len - 1] ^= (uint8_t)(1 + calls % 255); /* never 0 */
 #endif
         return frame_write(data, max_size, 0, payload, len);
 }
