@@ -12,8 +12,13 @@
  * Not a test: scripts/sandbox-cost.sh runs it on the bundled targets and
  * on libxml2.
  *
+ * With --bin-b, it compares two builds instead: the second worker runs
+ * that binary under the same sandbox as the first (strict), so the figure
+ * is what build B costs over build A on identical work (a runner loop
+ * before and after a change).
+ *
  *   bench_sandbox_cost --bin SNAPFUZZ --target T.so --corpus DIR
- *                      [--policy FILE] [--seconds S] [--batch-ms MS]
+ *                      [--policy FILE] [--seconds S] [--batch-ms MS] [--bin-b SNAPFUZZ]
  */
 #include <dirent.h>
 #include <errno.h>
@@ -127,15 +132,12 @@ static double run_batch(Side *s, const WprocBatch *b, double *ret_ms)
 int main(int argc, char **argv)
 {
         static const struct option opts[] = {
-            {"bin", required_argument, NULL, 'b'},
-            {"target", required_argument, NULL, 't'},
-            {"corpus", required_argument, NULL, 'c'},
-            {"policy", required_argument, NULL, 'p'},
-            {"seconds", required_argument, NULL, 's'},
-            {"batch-ms", required_argument, NULL, 'm'},
-            {0},
+            {"bin", required_argument, NULL, 'b'},     {"target", required_argument, NULL, 't'},
+            {"corpus", required_argument, NULL, 'c'},  {"policy", required_argument, NULL, 'p'},
+            {"seconds", required_argument, NULL, 's'}, {"batch-ms", required_argument, NULL, 'm'},
+            {"bin-b", required_argument, NULL, 'B'},   {0},
         };
-        const char *bin = NULL, *target = NULL, *corpus = NULL, *policy_path = NULL;
+        const char *bin = NULL, *bin_b = NULL, *target = NULL, *corpus = NULL, *policy_path = NULL;
         double seconds = 30, batch_ms = 300;
         static Input inputs[BENCH_MAX_INPUTS];
         char *policy = NULL, err[1024];
@@ -164,6 +166,9 @@ int main(int argc, char **argv)
                 case 'm':
                         batch_ms = atof(optarg);
                         break;
+                case 'B':
+                        bin_b = optarg;
+                        break;
                 default:
                         return 2;
                 }
@@ -184,15 +189,19 @@ int main(int argc, char **argv)
                 fprintf(stderr, "%s\n", err);
                 return 2;
         }
+        if (bin_b) {
+                sides[0].name = "A";
+                sides[1].name = "B";
+        }
         for (int i = 0; i < 2; i++) {
                 WprocConfig wc = {
-                    .exe = bin,
+                    .exe = i == 1 && bin_b ? bin_b : bin,
                     .target = target,
                     .max_len = BENCH_MAX_LEN,
                     .timeout_ms = 1000,
                     .rss_limit_mb = 2048,
-                    .sandbox = sides[i].name,
-                    .sandbox_policy = i == 0 ? policy : NULL,
+                    .sandbox = bin_b ? "strict" : sides[i].name,
+                    .sandbox_policy = i == 0 || bin_b ? policy : NULL,
                     .cov_fd = -1,
                 };
                 if (wproc_spawn(&sides[i].w, &wc, err, sizeof(err)) < 0) {
@@ -265,11 +274,19 @@ int main(int argc, char **argv)
 
         double strict = sides[0].execs / sides[0].ms * 1000;
         double off = sides[1].execs / sides[1].ms * 1000;
-        printf("strict %.0f exec/s, off %.0f exec/s: cost %.2f%% overall, %.2f%% median per "
-               "batch (%" PRIu64 " batches of %" PRIu64
-               " iterations; deaths %u/%u; executions %.0f/%.0f)\n",
-               strict, off, (off - strict) / off * 100, costs[n_costs / 2], batches, iters,
-               sides[0].deaths, sides[1].deaths, sides[0].execs, sides[1].execs);
+        if (bin_b)
+                /* Here side 0 is A and side 1 is B: B's cost over A. */
+                printf("A %.0f exec/s, B %.0f exec/s: B costs %.2f%% overall, %.2f%% median per "
+                       "batch (%" PRIu64 " batches of %" PRIu64
+                       " iterations; deaths %u/%u; executions %.0f/%.0f)\n",
+                       strict, off, (strict - off) / strict * 100, -costs[n_costs / 2], batches,
+                       iters, sides[0].deaths, sides[1].deaths, sides[0].execs, sides[1].execs);
+        else
+                printf("strict %.0f exec/s, off %.0f exec/s: cost %.2f%% overall, %.2f%% median "
+                       "per batch (%" PRIu64 " batches of %" PRIu64
+                       " iterations; deaths %u/%u; executions %.0f/%.0f)\n",
+                       strict, off, (off - strict) / off * 100, costs[n_costs / 2], batches, iters,
+                       sides[0].deaths, sides[1].deaths, sides[0].execs, sides[1].execs);
         free(costs);
         for (int i = 0; i < 2; i++)
                 wproc_free(sides[i].w);
