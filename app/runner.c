@@ -203,7 +203,8 @@ static uint64_t runner_now_ns(void)
  * the loop so that the loop's history, which recovery replays for a
  * state-dependent crash, stays exactly what it was; while a find runs
  * again, count names that find's iteration, so a death here is recovered as
- * the input that was running. */
+ * the input that was running (from the batch's seed when its chain's slot
+ * has been reused since, recovery/replay.c). */
 static void runner_find_features(const RunnerArgs *a, RecordHeader *h, uint8_t *exec_end)
 {
         void *region = a->region;

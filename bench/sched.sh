@@ -19,6 +19,8 @@
 #                  three bundled targets)
 #   REAL_WORK      bench/real's work directory (default bench/real/work)
 #   SCHED_BUILD    meson build directory (default build)
+#   SCHED_SANDBOX  --sandbox mode (default strict; off for harnesses that need
+#                  a policy, such as bench/real's libxml2, which calls getcwd)
 #
 # Writes bench/results/sched-<date>.md (summary and every run) and prints it.
 set -euo pipefail
@@ -31,6 +33,7 @@ CPU=${SCHED_CPU:-1}
 TARGETS=${SCHED_TARGETS:-tlv_parser ini_parser png_chunks}
 REAL=${REAL_WORK:-$ROOT/bench/real/work}
 BUILD=${SCHED_BUILD:-build}
+SANDBOX=${SCHED_SANDBOX:-strict}
 SNAPFUZZ=$ROOT/$BUILD/app/snapfuzz
 OUT=$ROOT/bench/build/sched-runs
 
@@ -72,7 +75,7 @@ for ((trial = 1; trial <= TRIALS; trial++)); do
       rc=0
       SNAPFUZZ_SCHEDULE=$mode taskset -c "$CPU" "$SNAPFUZZ" run "$SO" "$SEEDS" --out "$d/out" \
         --workers 1 --keep-going --timeout 1 --max-total-time "$SECS" --seed "$trial" \
-        --status-every 3600 >"$d/log" 2>&1 || rc=$?
+        --status-every 3600 --sandbox "$SANDBOX" >"$d/log" 2>&1 || rc=$?
       [[ $rc == 0 || $rc == 1 ]] || die "snapfuzz exited with $rc; see $d/log"
       s=$d/out/stats.json
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$trial" "$t" "$mode" "$(field "$s" edges)" \
@@ -84,13 +87,14 @@ done
 
 REPORT=$ROOT/bench/results/sched-$(date -u +%Y-%m-%d-%H%M).md
 python3 - "$RAW" "$SECS" "$TRIALS" "$CPU" \
-  "$(git -C "$ROOT" rev-parse --short HEAD)" >"$REPORT" <<'EOF'
+  "$(git -C "$ROOT" rev-parse --short HEAD)" "$SANDBOX" "$TARGETS" >"$REPORT" <<'EOF'
 import csv, statistics, sys
-raw, secs, trials, cpu, commit = sys.argv[1:]
+raw, secs, trials, cpu, commit, sandbox, targets = sys.argv[1:]
 rows = list(csv.DictReader(open(raw), delimiter='\t'))
 print(f"# Scheduling: energy against legacy\n")
 print(f"{trials} trials x {secs} s per mode and target, one worker pinned to core {cpu}, "
-      f"commit {commit}. Command: `SCHED_SECONDS={secs} SCHED_TRIALS={trials} bench/sched.sh`.\n")
+      f"sandbox {sandbox}, commit {commit}. Command: `SCHED_SECONDS={secs} SCHED_TRIALS={trials} "
+      f"SCHED_SANDBOX={sandbox} SCHED_TARGETS=\"{targets}\" bench/sched.sh`.\n")
 print("| target | mode | edges, median [min-max] | features, median [min-max] | execs, median | "
       "corpus (active/favoured) | features energy/legacy per trial |")
 print("|---|---|---|---|---|---|---|")
