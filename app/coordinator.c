@@ -66,10 +66,12 @@ typedef struct Slot {
 } Slot;
 
 #define COORD_MAX_RESTARTS 5
+#define COORD_LEAK_DISMISSALS 1000
 
 typedef struct Job {
         uint8_t *record;
         cJSON *died;
+        bool leak_suspect; /* not a crash until the helper confirms it */
         int64_t died_at;
         struct Job *next;
 } Job;
@@ -111,6 +113,12 @@ typedef struct Coordinator {
         int64_t start_ms, last_status_ms;
         uint64_t deaths, stored, unique, lost;
         int crash_pending;
+        /* Leak suspects (runner.c): confirmed or dismissed by the helper.
+         * Watching stops after COORD_LEAK_DISMISSALS dismissals, as
+         * libFuzzer stops after 1000 unconfirmed checks. */
+        bool leak_watch;
+        uint64_t leak_suspects, leak_dismissed;
+        unsigned leak_pending; /* suspects queued or with the helper */
         bool stopping, interrupted, internal_error;
         SandboxLog *sandbox_log; /* the workers' "sandbox" events */
         int outdir_fd;
@@ -156,6 +164,8 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "crashes", (double)c->stored);
         cJSON_AddNumberToObject(j, "unique_crashes", (double)c->unique);
         cJSON_AddNumberToObject(j, "inputs_lost", (double)c->lost);
+        cJSON_AddNumberToObject(j, "leak_suspects", (double)c->leak_suspects);
+        cJSON_AddNumberToObject(j, "leak_suspects_dismissed", (double)c->leak_dismissed);
         cJSON_AddNumberToObject(j, "workers", c->n_slots);
         cJSON_AddStringToObject(j, "seed", seed);
         sandboxlog_add_stats(c->sandbox_log, j);
@@ -233,6 +243,7 @@ static int helper_start(Coordinator *c)
                     .sandbox = c->cfg->sandbox,
                     .minimize_ms = c->cfg->minimize_ms,
                     .sandbox_policy = c->cfg->sandbox_policy,
+                    .detect_leaks = c->cfg->detect_leaks,
                 };
                 int r = recovery_main(&rc, cmd[0], evt[1], c->job_region);
                 _exit(r < 0 ? SF_EXIT_INTERNAL : 0);
@@ -263,6 +274,8 @@ static void helper_dispatch(Coordinator *c)
                 cJSON_AddNumberToObject(m, "died_at_ms", (double)j->died_at);
                 cJSON_AddItemToObject(m, "died", j->died);
                 j->died = NULL;
+                if (j->leak_suspect)
+                        cJSON_AddBoolToObject(m, "leak_suspect", 1);
                 if (msg_send(c->helper_cmd, m) == 0)
                         c->helper_busy = true;
                 else {
@@ -279,10 +292,23 @@ static void helper_dispatch(Coordinator *c)
 static void helper_event(Coordinator *c, cJSON *m)
 {
         const char *type = msg_str(m, "type", "");
+        bool suspect = msg_bool(m, "leak_suspect", 0);
         c->helper_busy = false;
-        if (c->crash_pending > 0)
+        if (!suspect && c->crash_pending > 0)
                 c->crash_pending--;
-        if (strcmp(type, "stored") == 0) {
+        if (suspect && c->leak_pending > 0)
+                c->leak_pending--;
+        if (strcmp(type, "dismissed") == 0) {
+                /* More allocations than frees, but LeakSanitizer found
+                 * every block still reachable: a cache, not a leak. */
+                if (++c->leak_dismissed == COORD_LEAK_DISMISSALS && c->leak_watch) {
+                        c->leak_watch = false;
+                        log_warn("%d leak suspects were all reachable memory; leak detection "
+                                 "is off for the rest of the run (--detect-leaks 0 avoids the "
+                                 "checks)",
+                                 COORD_LEAK_DISMISSALS);
+                }
+        } else if (strcmp(type, "stored") == 0) {
                 bool is_new = msg_bool(m, "new", 0);
                 c->stored++;
                 if (is_new)
@@ -296,6 +322,9 @@ static void helper_event(Coordinator *c, cJSON *m)
                          msg_int(m, "death_to_stored_ms", 0));
                 if (!c->cfg->keep_going)
                         c->stopping = true;
+        } else if (strcmp(type, "lost") == 0 && suspect) {
+                /* Not a crash: nothing was lost but a check. */
+                log_warn("a leak suspect's input could not be rebuilt: %s", msg_str(m, "why", "?"));
         } else if (strcmp(type, "lost") == 0) {
                 c->lost++;
                 log_warn("a runner died but its input could not be rebuilt: %s",
@@ -346,7 +375,7 @@ static void take_finds(Coordinator *c, Slot *s)
                 (void)dicts_take_tokens(c->dicts, region, &c->layout);
 }
 
-static void queue_death(Coordinator *c, Slot *s, cJSON *died)
+static void queue_death(Coordinator *c, Slot *s, cJSON *died, bool leak_suspect)
 {
         Job *j = calloc(1, sizeof(*j));
         if (!j || !(j->record = malloc(c->layout.record_size))) {
@@ -358,11 +387,17 @@ static void queue_death(Coordinator *c, Slot *s, cJSON *died)
         memcpy(j->record, wproc_region(s->w), c->layout.record_size);
         j->died = cJSON_Duplicate(died, 1);
         j->died_at = clock_now_ms();
+        j->leak_suspect = leak_suspect;
         if (c->queue_tail)
                 c->queue_tail->next = j;
         else
                 c->queue_head = j;
         c->queue_tail = j;
+        if (leak_suspect) {
+                c->leak_suspects++;
+                c->leak_pending++;
+                return;
+        }
         c->deaths++;
         c->crash_pending++;
 }
@@ -394,7 +429,7 @@ static void worker_event(Coordinator *c, Slot *s, cJSON *m)
                         Classification cl;
                         classify_death(m, &cl);
                         if (cl.is_crash)
-                                queue_death(c, s, m);
+                                queue_death(c, s, m, strcmp(cl.kind, "leak-suspect") == 0);
                 }
         } else if (strcmp(type, "sandbox") == 0) {
                 sandboxlog_event(c->sandbox_log, m);
@@ -601,6 +636,10 @@ static void dispatch_one(Coordinator *c, Slot *s)
                 if (b.iters > left)
                         b.iters = left;
         }
+        /* One suspect at a time: while the helper checks one, batches run
+         * without watching, so a real leak does not flood the queue with
+         * copies of itself. */
+        b.leak_watch = c->leak_watch && c->leak_pending == 0 && wproc_leaks(s->w);
         if (wproc_send_batch(s->w, &b) < 0) {
                 s->alive = false;
                 return;
@@ -836,6 +875,7 @@ static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
             .sandbox_policy = c->cfg->sandbox_policy,
             .cov_fd = c->cov_fd,
             .value_profile = c->cfg->value_profile,
+            .detect_leaks = c->cfg->detect_leaks,
         };
         int r = wproc_spawn(&s->w, &wc, err, errlen);
         if (r < 0)
@@ -896,7 +936,11 @@ static void shutdown_all(Coordinator *c)
 
 int coordinator_run(RunConfig *cfg)
 {
-        Coordinator c = {.cfg = cfg, .sigfd = -1, .helper_evt = -1, .outdir_fd = -1};
+        Coordinator c = {.cfg = cfg,
+                         .sigfd = -1,
+                         .helper_evt = -1,
+                         .outdir_fd = -1,
+                         .leak_watch = cfg->detect_leaks};
         int r;
 
         c.start_ms = clock_now_ms();

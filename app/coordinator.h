@@ -33,6 +33,7 @@ typedef struct RunConfig {
         const char *dict_path; /* --dict; NULL: none */
         bool value_profile;    /* --use-value-profile */
         unsigned minimize_ms;  /* automatic minimization budget per new crash; 0: off */
+        bool detect_leaks;     /* --detect-leaks */
 } RunConfig;
 
 /* Runs the fuzzer. Returns an SF_EXIT_* code; prints its own diagnostics. */

@@ -69,6 +69,8 @@ static void usage(FILE *f)
                 "  --use-value-profile   count how close comparisons come as coverage\n"
                 "  --minimize-time S     minimize each new crash for up to S seconds, in the\n"
                 "                        recovery helper (default 1; 0 or --no-minimize: off)\n"
+                "  --detect-leaks 0|1    report memory leaks of targets built with\n"
+                "                        AddressSanitizer or LeakSanitizer (default 1)\n"
                 "\n"
                 "reproduce: run a stored crash again under the same sandbox and limits.\n"
                 "minimize: shrink a stored crash's input while it crashes the same way; writes\n"
@@ -155,6 +157,7 @@ static int cmd_run(int argc, char **argv)
                 OPT_VALUE_PROFILE,
                 OPT_MINIMIZE_TIME,
                 OPT_NO_MINIMIZE,
+                OPT_DETECT_LEAKS,
                 OPT_HELP,
         };
         static const struct option opts[] = {
@@ -175,6 +178,7 @@ static int cmd_run(int argc, char **argv)
             {"use-value-profile", no_argument, NULL, OPT_VALUE_PROFILE},
             {"minimize-time", required_argument, NULL, OPT_MINIMIZE_TIME},
             {"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
+            {"detect-leaks", required_argument, NULL, OPT_DETECT_LEAKS},
             {"help", no_argument, NULL, OPT_HELP},
             {0},
         };
@@ -185,6 +189,7 @@ static int cmd_run(int argc, char **argv)
             .sandbox = "strict",
             .status_every_s = 3,
             .minimize_ms = 1000,
+            .detect_leaks = true,
         };
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         cfg.workers = cores > 0 ? (unsigned)cores : 1;
@@ -285,6 +290,11 @@ static int cmd_run(int argc, char **argv)
                         break;
                 case OPT_NO_MINIMIZE:
                         cfg.minimize_ms = 0;
+                        break;
+                case OPT_DETECT_LEAKS:
+                        if (parse_u64("--detect-leaks", optarg, 0, 1, &v) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.detect_leaks = v == 1;
                         break;
                 case OPT_HELP:
                         usage(stdout);

@@ -214,6 +214,7 @@ int minimize_cmd(int argc, char **argv)
             .malloc_limit_mb = (unsigned)msg_int(limits, "malloc_limit_mb", 0),
             .sandbox = msg_str(limits, "sandbox", "strict"),
             .cov_fd = -1,
+            .detect_leaks = strcmp(want.kind, "leak") == 0,
         };
         if (strcmp(want.kind, "timeout") == 0)
                 log_warn("crash %s is a hang: every trial that still hangs costs the timeout "

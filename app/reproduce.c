@@ -143,6 +143,8 @@ int reproduce_run(const ReproduceConfig *cfg)
                         goto out;
                 }
         }
+        /* A leak shows only when LeakSanitizer checks after the input. */
+        bool is_leak = strcmp(msg_str(report, "kind", ""), "leak") == 0;
         WprocConfig wc = {
             .target = target,
             .max_len = (size_t)(max_len > (int64_t)len ? max_len : (int64_t)(len ? len : 1)),
@@ -153,6 +155,7 @@ int reproduce_run(const ReproduceConfig *cfg)
             .sandbox = msg_str(limits, "sandbox", "strict"),
             .sandbox_policy = policy,
             .cov_fd = -1,
+            .detect_leaks = is_leak,
         };
         r = wproc_spawn(&w, &wc, err, sizeof(err));
         if (r < 0) {
@@ -171,6 +174,8 @@ int reproduce_run(const ReproduceConfig *cfg)
                        (unsigned long long)last);
                 replay_history_batch(history, &hl, first, last, &b);
                 r = wproc_run_batch(w, &b, &result);
+        } else if (is_leak) {
+                r = wproc_exec_leak_check(w, input, len, 0, &result);
         } else {
                 r = wproc_exec(w, input, len, &result);
         }
@@ -200,6 +205,9 @@ int reproduce_run(const ReproduceConfig *cfg)
                         int sig = (int)msg_int(result, "signal", 0);
                         const char *abbrev = sigabbrev_np(sig);
                         printf("  signal   %d (SIG%s)\n", sig, abbrev ? abbrev : "?");
+                } else if (strcmp(c.kind, "leak") == 0) {
+                        printf("  check    LeakSanitizer, after the input returned; the stack "
+                               "is where the lost memory was allocated\n");
                 } else if (cJSON_GetObjectItemCaseSensitive(result, "exit_code")) {
                         printf("  status   exit %d\n", (int)msg_int(result, "exit_code", 0));
                 }

@@ -158,6 +158,65 @@ void runner_prepare(void)
         (void)backtrace(frames, 4);
 }
 
+/*
+ * Leaks, the way libFuzzer looks for them: an execution that allocates more
+ * than it frees is suspect; run again, a suspect that still does is handed
+ * over (the runner ends the batch, RECORD_DEATH_LEAK_SUSPECT), and the
+ * recovery helper confirms it with LeakSanitizer in a runner of its own
+ * whose sandbox lets the check stop the world (RECORD_BATCH_LEAK_CHECK).
+ * The counts come from the sanitizer's allocation hooks: two increments in
+ * the allocator, none in the loop.
+ */
+typedef int (*RunnerLeakCheckFn)(void);
+typedef void (*RunnerMallocHook)(const volatile void *ptr, size_t size);
+typedef void (*RunnerFreeHook)(const volatile void *ptr);
+typedef int (*RunnerInstallHooksFn)(RunnerMallocHook, RunnerFreeHook);
+
+static RunnerLeakCheckFn runner_leak_check;
+static uint64_t runner_mallocs, runner_frees;
+
+static void runner_count_malloc(const volatile void *ptr, size_t size)
+{
+        (void)ptr;
+        (void)size;
+        runner_mallocs++;
+}
+
+static void runner_count_free(const volatile void *ptr)
+{
+        (void)ptr;
+        runner_frees++;
+}
+
+bool runner_leaks_prepare(void)
+{
+        RunnerInstallHooksFn install =
+            (RunnerInstallHooksFn)dlsym(RTLD_DEFAULT, "__sanitizer_install_malloc_and_free_hooks");
+        RunnerLeakCheckFn check =
+            (RunnerLeakCheckFn)dlsym(RTLD_DEFAULT, "__lsan_do_recoverable_leak_check");
+
+        if (!install || !check || install(runner_count_malloc, runner_count_free) == 0)
+                return false;
+        runner_leak_check = check;
+        return true;
+}
+
+/* A suspect execution, run once more (a first call may fill caches that
+ * stay reachable). Still allocating more than it frees, it ends the batch;
+ * the record's count names it. What the second run covered is no input's
+ * coverage. */
+static void runner_leak_rerun(TargetTestOneInput test, const uint8_t *data, size_t len)
+{
+        uint64_t m = runner_mallocs, f = runner_frees;
+
+        (void)test(data, len);
+        coverage_clear();
+        if (runner_mallocs - m > runner_frees - f) {
+                runner_record_death(0, NULL, NULL, RECORD_DEATH_LEAK_SUSPECT);
+                _exit(RUNNER_EXIT_LEAK);
+        }
+}
+
 /* A buffer whose end touches a PROT_NONE page. */
 static uint8_t *runner_map_guarded(size_t max_len)
 {
@@ -295,6 +354,8 @@ void runner_main(const RunnerArgs *a)
         uint64_t seed_k = 1;
         const uint64_t first = h->first_exec > 1 ? h->first_exec : 1;
         const int collect = !(h->batch_flags & RECORD_BATCH_REPLAY);
+        const int watch_leaks = (h->batch_flags & RECORD_BATCH_LEAK_WATCH) && runner_leak_check;
+        const int check_leaks = (h->batch_flags & RECORD_BATCH_LEAK_CHECK) && runner_leak_check;
 
         static MutatorDict dict;
         static MutatorTrace trace;
@@ -317,7 +378,7 @@ void runner_main(const RunnerArgs *a)
         coverage_clear();
         cmplog_clear();
 
-        if (sandbox_apply(a->sandbox) < 0)
+        if ((check_leaks ? sandbox_apply_leak_check(a->sandbox) : sandbox_apply(a->sandbox)) < 0)
                 _exit(RUNNER_EXIT_SETUP);
         h->runner_state = RECORD_RUNNER_RUNNING;
         /* From here on, allocations are the target's: hold them to
@@ -365,9 +426,12 @@ void runner_main(const RunnerArgs *a)
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
                 cmplog_mode = cmplog_value_profile |
                               (record_cmps && (k - 1) % chain_len == 0 ? CMPLOG_RECORD : 0);
+                const uint64_t mallocs = watch_leaks ? runner_mallocs : 0;
+                const uint64_t frees = watch_leaks ? runner_frees : 0;
                 int rc = a->test(data, len);
                 cmplog_mode = 0;
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
+                const int suspect = watch_leaks && runner_mallocs - mallocs > runner_frees - frees;
 
                 if (__builtin_expect(memcmp(data, work, len) != 0, 0)) {
                         runner_record_death(0, NULL, NULL, RECORD_DEATH_OVERWRITE);
@@ -375,6 +439,8 @@ void runner_main(const RunnerArgs *a)
                 }
                 if (rc == TARGET_REJECT) {
                         coverage_clear();
+                        if (__builtin_expect(suspect, 0))
+                                runner_leak_rerun(a->test, data, len);
                         continue;
                 }
                 size_t nf = coverage_scan(a->coverage);
@@ -391,6 +457,13 @@ void runner_main(const RunnerArgs *a)
                                 break;
                         }
                 }
+                if (__builtin_expect(suspect, 0))
+                        runner_leak_rerun(a->test, data, len);
+        }
+        /* LeakSanitizer prints its report to stderr, the worker's pipe. */
+        if (check_leaks && runner_leak_check()) {
+                runner_record_death(0, NULL, NULL, RECORD_DEATH_LEAK);
+                _exit(RUNNER_EXIT_LEAK);
         }
         if (collect)
                 runner_find_features(a, h, exec_end);

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -22,6 +23,7 @@ enum {
         RUNNER_EXIT_DUMPED = 86,    /* stack dumped on the worker's request */
         RUNNER_EXIT_OVERWRITE = 87, /* the target wrote into its const input */
         RUNNER_EXIT_SETUP = 88,     /* the sandbox could not be applied */
+        RUNNER_EXIT_LEAK = 89,      /* a leak, or a leak suspect (the death reason says) */
 };
 
 /* The signal the worker sends to ask a runner for its stack before it is
@@ -46,3 +48,8 @@ __attribute__((noreturn)) void runner_main(const RunnerArgs *a);
 /* Called once in the worker before any fork: loads what the runner's signal
  * handlers need so that they never load anything themselves. */
 void runner_prepare(void);
+
+/* Called once in the worker after the target is loaded: finds
+ * LeakSanitizer's interface in the process and starts counting
+ * allocations and frees. Returns whether leak checks are possible. */
+bool runner_leaks_prepare(void);

@@ -68,7 +68,8 @@ typedef struct Worker {
         /* The last bytes the runner wrote to stdout/stderr, for the report. */
         char out_tail[WORKER_OUTPUT_TAIL];
         size_t out_len;
-        int quiet; /* this batch's output is kept for the report only */
+        int quiet;  /* this batch's output is kept for the report only */
+        bool leaks; /* LeakSanitizer is loaded and its allocation hooks count */
 } Worker;
 
 static void worker_send_error(Worker *w, const char *what, const char *message)
@@ -138,7 +139,40 @@ static cJSON *worker_frame_json(uint64_t pc)
         return f;
 }
 
-static void worker_add_death(cJSON *m, const RecordDeath *d)
+/* The stack that allocated the first leak of a LeakSanitizer report
+ * ("Direct leak of ... allocated from:" and its "#n 0xpc" lines): the
+ * runner was a fork of this process, so the addresses mean the same here. */
+static void worker_add_leak_frames(const Worker *w, cJSON *frames)
+{
+        const char *out = w->out_tail, *end = w->out_tail + w->out_len;
+        const char *p = memmem(out, w->out_len, "Direct leak of", 14);
+
+        if (!p)
+                p = memmem(out, w->out_len, "Indirect leak of", 16);
+        if (!p)
+                return;
+        p = memchr(p, '\n', (size_t)(end - p));
+        while (p && p < end) {
+                const char *line = p + 1;
+                const char *eol = memchr(line, '\n', (size_t)(end - line));
+                char buf[128];
+                size_t n;
+                unsigned idx;
+                unsigned long long pc;
+
+                if (!eol)
+                        eol = end;
+                n = (size_t)(eol - line) < sizeof(buf) - 1 ? (size_t)(eol - line) : sizeof(buf) - 1;
+                memcpy(buf, line, n);
+                buf[n] = 0;
+                if (sscanf(buf, " #%u 0x%llx", &idx, &pc) != 2)
+                        break; /* the blank line after the stack */
+                cJSON_AddItemToArray(frames, worker_frame_json((uint64_t)pc));
+                p = eol;
+        }
+}
+
+static void worker_add_death(const Worker *w, cJSON *m, const RecordDeath *d)
 {
         if (d->valid != RECORD_DEATH_VALID)
                 return;
@@ -171,6 +205,12 @@ static void worker_add_death(cJSON *m, const RecordDeath *d)
         cJSON *frames = cJSON_AddArrayToObject(j, "frames");
         if (!frames)
                 return;
+        /* A leak's stack is where the memory was allocated, not where the
+         * runner noticed. */
+        if (d->reason == RECORD_DEATH_LEAK) {
+                worker_add_leak_frames(w, frames);
+                return;
+        }
         /* The exact faulting instruction first, then the stack unwound
          * through the signal frame. The frames before the faulting one are
          * the handler's own and say nothing about the crash. */
@@ -380,6 +420,11 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                            (uint32_t)partner_len, (uint32_t)table_len);
         h->first_exec = (uint64_t)msg_int(cmd, "first", 1);
         h->batch_flags = msg_bool(cmd, "replay", 0) ? RECORD_BATCH_REPLAY : 0;
+        bool leak_check = w->leaks && msg_bool(cmd, "leak_check", 0);
+        if (w->leaks && msg_bool(cmd, "leak_watch", 0))
+                h->batch_flags |= RECORD_BATCH_LEAK_WATCH;
+        if (leak_check)
+                h->batch_flags |= RECORD_BATCH_LEAK_CHECK;
         /* A history replay brings the comparison tables of the batch it
          * replays (already in place, like the payload). */
         int64_t cmp_gens = msg_int(cmd, "cmp_gens", 0);
@@ -402,6 +447,8 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                 worker_send_error(w, "sandbox", "cannot set up the sandbox's supervisor");
                 return -EIO;
         }
+        if (leak_check)
+                sandbox_supervisor_allow_leak_check(sup);
 
         int64_t started = clock_now_ms();
         int close_fds[] = {w->cmd_fd, w->evt_fd, w->shm_fd, w->cov_fd, out_pipe[0]};
@@ -537,7 +584,7 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                         cJSON_AddNumberToObject(m, "exit_code", WEXITSTATUS(status));
                 }
                 cJSON_AddNumberToObject(m, "runner_state", state);
-                worker_add_death(m, record_death(w->region));
+                worker_add_death(w, m, record_death(w->region));
                 worker_add_output(w, m);
                 /* What confined the runner, for crash.json and reproduce. */
                 cJSON_AddItemToObject(m, "sandbox", sandbox_describe(w->sandbox));
@@ -561,6 +608,7 @@ static int worker_parse_args(Worker *w, int argc, char **argv)
             {"sandbox", required_argument, NULL, 'x'},
             {"sandbox-policy", required_argument, NULL, 'p'},
             {"value-profile", required_argument, NULL, 'V'},
+            {"detect-leaks", required_argument, NULL, 'L'},
             {0},
         };
         int c;
@@ -602,6 +650,9 @@ static int worker_parse_args(Worker *w, int argc, char **argv)
                         break;
                 case 'V':
                         w->cfg.value_profile = strcmp(optarg, "1") == 0;
+                        break;
+                case 'L':
+                        w->cfg.detect_leaks = strcmp(optarg, "1") == 0;
                         break;
                 default:
                         return -EINVAL;
@@ -646,6 +697,7 @@ int worker_main(int argc, char **argv)
             .mode = w.sandbox_mode,
             .policy_json = w.cfg.sandbox_policy,
             .memory_limit_mb = w.cfg.rss_limit_mb,
+            .leak_check = w.cfg.detect_leaks,
         };
         r = sandbox_new_with(&w.sandbox, &so, err, sizeof(err));
         if (r < 0) {
@@ -655,6 +707,7 @@ int worker_main(int argc, char **argv)
 
         if (worker_load(&w) < 0)
                 return WORKER_EXIT_LOAD;
+        w.leaks = w.cfg.detect_leaks && runner_leaks_prepare();
         /* After the target's initialization, which runs with the worker's
          * full view of the host (files, network). */
         r = sandbox_prepare(w.sandbox);
@@ -675,6 +728,8 @@ int worker_main(int argc, char **argv)
         cJSON_AddNumberToObject(hello, "pid", getpid());
         cJSON_AddNumberToObject(hello, "counters", (double)coverage_counters());
         cJSON_AddItemToObject(hello, "sandbox", sandbox_describe(w.sandbox));
+        /* Leak checks need LeakSanitizer and a sandbox that lets it work. */
+        cJSON_AddBoolToObject(hello, "leaks", w.leaks && sandbox_can_check_leaks(w.sandbox));
         r = msg_send(w.evt_fd, hello);
         cJSON_Delete(hello);
         if (r < 0)

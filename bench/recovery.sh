@@ -12,7 +12,9 @@
 #   BENCH_MAX_SECONDS   budget of one run; a run that finds nothing in it
 #                       counts as not found (default 120)
 #   BENCH_CPU           the core every run is pinned to (default 1)
-#   BENCH_TARGETS       targets (default: tlv_parser ini_parser png_chunks)
+#   BENCH_TARGETS       targets (default: tlv_parser ini_parser png_chunks); a
+#                       name from tests/deaths (deaths_asan_leak, ...) runs
+#                       that target from the empty input
 #   BENCH_PNG_TIMEOUT   --timeout for png_chunks, whose bug is a hang (default 0.5)
 #   BENCH_BUILD         snapfuzz's meson build directory (default build)
 #   BENCH_KEEP=1        keep the run directories under bench/build/recovery-runs
@@ -71,6 +73,12 @@ EOF
 
 for t in $TARGETS; do
   so=$ROOT/$BUILD/fuzz_targets/$t.so
+  seeds=("$ROOT/fuzz_targets/seeds/$t")
+  if [[ ! -f $so && -f $ROOT/$BUILD/tests/deaths/$t.so ]]; then
+    # A tests/deaths target (deaths_asan_leak, ...): no seeds, the empty input.
+    so=$ROOT/$BUILD/tests/deaths/$t.so
+    seeds=()
+  fi
   [[ -f $so ]] || die "$so is missing (built by ninja -C $BUILD)"
   timeout=1
   [[ $t == png_chunks ]] && timeout=$PNG_TIMEOUT
@@ -79,7 +87,7 @@ for t in $TARGETS; do
     mkdir -p "$(dirname "$dir")"
     echo "$t: --seed $seed --timeout $timeout" >&2
     rc=0
-    taskset -c "$CPU" "$SNAPFUZZ" run "$so" "$ROOT/fuzz_targets/seeds/$t" --workers 1 \
+    taskset -c "$CPU" "$SNAPFUZZ" run "$so" "${seeds[@]}" --workers 1 \
       --seed "$seed" --timeout "$timeout" --max-total-time "$MAX_SECONDS" --out "$dir" \
       --status-every 3600 >"$dir.log" 2>&1 || rc=$?
     # 1 is "a crash was found and stored"; 0 "nothing found in the budget".

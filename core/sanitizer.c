@@ -221,7 +221,7 @@ static bool malloc_shim_path(char *ret, size_t cap)
         return file_exists(ret);
 }
 
-void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb)
+void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb, bool detect_leaks)
 {
         char preload[PATH_MAX * 2];
         snprintf(preload, sizeof(preload), "%s", s->preload);
@@ -253,11 +253,17 @@ void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb)
         }
         /* The runner records fatal signals itself (so the replay record gets
          * the stack); the sanitizer reports its own errors and then aborts.
-         * Symbolizing would start a process and leak checks at exit would
-         * ptrace: the sandbox forbids both, and snapfuzz symbolizes outside
-         * it. */
+         * Symbolizing would start a process (the sandbox forbids it, and
+         * snapfuzz symbolizes outside it). A leak check stops the world with
+         * ptrace, which only the leak-checking runner's sandbox allows, so
+         * LeakSanitizer never checks on its own (not at exit either): the
+         * runner calls it. */
         append_options("ASAN_OPTIONS",
-                       "abort_on_error=1:symbolize=0:detect_leaks=0:handle_segv=0:"
+                       detect_leaks ? "detect_leaks=1:leak_check_at_exit=0" : "detect_leaks=0");
+        append_options("LSAN_OPTIONS",
+                       detect_leaks ? "detect_leaks=1:leak_check_at_exit=0" : "detect_leaks=0");
+        append_options("ASAN_OPTIONS",
+                       "abort_on_error=1:symbolize=0:handle_segv=0:"
                        "handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:"
                        "allow_user_segv_handler=1:detect_odr_violation=0:"
                        "allocator_may_return_null=0:print_summary=1");
@@ -265,5 +271,5 @@ void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb)
                        "halt_on_error=1:abort_on_error=1:print_stacktrace=1:symbolize=0:"
                        "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:"
                        "handle_abort=0");
-        append_options("LSAN_OPTIONS", "detect_leaks=0:symbolize=0");
+        append_options("LSAN_OPTIONS", "symbolize=0");
 }

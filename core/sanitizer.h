@@ -35,4 +35,6 @@ int sanitizer_detect(const char *target, SanitizerInfo *ret, char *why, size_t w
  * ASan's max_allocation_size_mb, or, for a target without a sanitizer that
  * replaces malloc, the limit of libsnapfuzz-malloc.so, preloaded from next
  * to the snapfuzz executable. */
-void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb);
+/* With @detect_leaks, LeakSanitizer is on but never checks by itself (no
+ * check at exit): the runner asks for a check when it wants one. */
+void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb, bool detect_leaks);

@@ -37,6 +37,7 @@ struct Wproc {
         RecordLayout layout;
         MsgReader reader;
         size_t counters;
+        bool leaks;
         int exited;
         int status;
 };
@@ -126,6 +127,10 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                 r = WPROC_ERR_LOAD;
                 goto err_free;
         }
+        /* Leaks are looked for in targets built with AddressSanitizer (its
+         * LeakSanitizer); a sanitizer build of snapfuzz itself does not
+         * make a plain target one. */
+        bool leaks = cfg->detect_leaks && san.asan;
         if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(evt, O_CLOEXEC) < 0) {
                 r = -errno;
                 snprintf(err, errlen, "cannot create pipes: %s", strerror(errno));
@@ -164,6 +169,8 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
             (char *)(cfg->sandbox ? cfg->sandbox : "strict"),
             (char *)"--value-profile",
             (char *)(cfg->value_profile ? "1" : "0"),
+            (char *)"--detect-leaks",
+            (char *)(leaks ? "1" : "0"),
             /* Last: without a policy its NULL ends the list. */
             cfg->sandbox_policy ? (char *)"--sandbox-policy" : NULL,
             (char *)cfg->sandbox_policy,
@@ -182,7 +189,7 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
                 close_inherited(keep, 4);
-                sanitizer_setenv(&san, cfg->malloc_limit_mb);
+                sanitizer_setenv(&san, cfg->malloc_limit_mb, leaks);
                 execv(exe, argv);
                 _exit(WORKER_EXIT_INTERNAL);
         }
@@ -225,6 +232,7 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                 goto err_child;
         }
         w->counters = (size_t)msg_int(hello, "counters", 0);
+        w->leaks = msg_bool(hello, "leaks", 0);
         cJSON_Delete(hello);
         *ret = w;
         return 0;
@@ -319,6 +327,11 @@ size_t wproc_counters(const Wproc *w)
         return w->counters;
 }
 
+bool wproc_leaks(const Wproc *w)
+{
+        return w->leaks;
+}
+
 int wproc_send(Wproc *w, const cJSON *m)
 {
         return msg_send(w->cmd_fd, m);
@@ -362,6 +375,10 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
                 cJSON_AddNumberToObject(m, "cmp_gens", b->cmp_gens);
         if (b->quiet)
                 cJSON_AddBoolToObject(m, "quiet", 1);
+        if (b->leak_watch)
+                cJSON_AddBoolToObject(m, "leak_watch", 1);
+        if (b->leak_check)
+                cJSON_AddBoolToObject(m, "leak_check", 1);
         int r = msg_send(w->cmd_fd, m);
         cJSON_Delete(m);
         return r;
@@ -379,7 +396,8 @@ int wproc_recv(Wproc *w, cJSON **ret, int timeout_ms)
 
 /* One input, unmodified, in a fresh runner; one batch id sequence for all
  * such runs of this process. */
-static int exec_one(Wproc *w, const uint8_t *data, size_t len, int quiet, cJSON **ret)
+static int exec_one(Wproc *w, const uint8_t *data, size_t len, int quiet, int leak_check,
+                    cJSON **ret)
 {
         static uint64_t exec_id;
         WprocBatch b = {
@@ -391,18 +409,24 @@ static int exec_one(Wproc *w, const uint8_t *data, size_t len, int quiet, cJSON 
             .base_len = len,
             .replay = 1,
             .quiet = quiet,
+            .leak_check = leak_check,
         };
         return wproc_run_batch(w, &b, ret);
 }
 
 int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
 {
-        return exec_one(w, data, len, 0, ret);
+        return exec_one(w, data, len, 0, 0, ret);
 }
 
 int wproc_exec_quiet(Wproc *w, const uint8_t *data, size_t len, cJSON **ret)
 {
-        return exec_one(w, data, len, 1, ret);
+        return exec_one(w, data, len, 1, 0, ret);
+}
+
+int wproc_exec_leak_check(Wproc *w, const uint8_t *data, size_t len, int quiet, cJSON **ret)
+{
+        return exec_one(w, data, len, quiet, 1, ret);
 }
 
 int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret)

@@ -28,6 +28,7 @@ typedef struct WprocConfig {
         int cov_fd;               /* shared coverage map; -1: a private one */
         unsigned init_timeout_ms; /* how long loading may take; 0: 120 s */
         bool value_profile;       /* comparison distances as coverage (core/cmplog.h) */
+        bool detect_leaks;        /* LeakSanitizer checks, for targets built with it */
         /* The policy file's rules as JSON (sandbox_policy_load), or NULL. */
         const char *sandbox_policy;
 } WprocConfig;
@@ -51,6 +52,9 @@ void *wproc_region(Wproc *w);
 const RecordLayout *wproc_layout(const Wproc *w);
 int wproc_evt_fd(const Wproc *w);
 pid_t wproc_pid(const Wproc *w);
+/* Whether the worker can check for leaks (its target has LeakSanitizer,
+ * and --detect-leaks is on). */
+bool wproc_leaks(const Wproc *w);
 size_t wproc_counters(const Wproc *w);
 
 typedef struct WprocBatch {
@@ -69,6 +73,8 @@ typedef struct WprocBatch {
         uint32_t cmp_gens;
         uint64_t first; /* first iteration to execute (0 or 1: all) */
         int replay;     /* verification or history replay: collect no finds */
+        int leak_watch; /* an execution that allocates more than it frees ends the batch */
+        int leak_check; /* a LeakSanitizer check after the (one) execution */
         int quiet;      /* keep the target's output out of the worker's stderr */
 } WprocBatch;
 
@@ -83,6 +89,10 @@ int wproc_recv(Wproc *w, cJSON **ret, int timeout_ms);
 /* Runs @data once, unmodified, in a fresh runner and returns the "done" or
  * "died" event. 0 or a negative error. */
 int wproc_exec(Wproc *w, const uint8_t *data, size_t len, cJSON **ret);
+/* wproc_exec() followed by a LeakSanitizer check in the same runner: a leak
+ * ends it like a crash (a "died" event whose sanitizer_report is
+ * LeakSanitizer's). @quiet as in wproc_exec_quiet. */
+int wproc_exec_leak_check(Wproc *w, const uint8_t *data, size_t len, int quiet, cJSON **ret);
 
 /* wproc_exec, but what the target prints is only kept for the event's
  * "output" (for the minimizer's many trials). */

@@ -32,6 +32,10 @@ static const char *const known_kinds[] = {
     "signal",
     "overwrite-input",
     "file-size",
+    "leak",
+    "asan",
+    "ubsan",
+    "msan",
     NULL,
 };
 
@@ -160,8 +164,8 @@ static bool classify_report(const char *report, Classification *ret, char *type,
                 return true;
         }
         if ((p = strstr(line, "ERROR: LeakSanitizer: "))) {
+                /* The kind says it all: no bug type in the signature. */
                 snprintf(ret->kind, sizeof(ret->kind), "leak");
-                snprintf(type, cap, "leak");
                 snprintf(ret->message, sizeof(ret->message), "LeakSanitizer: %s",
                          p + strlen("ERROR: LeakSanitizer: "));
                 return true;
@@ -216,6 +220,16 @@ void classify_death(const cJSON *died, Classification *ret)
                 snprintf(ret->kind, sizeof(ret->kind), "oom");
                 snprintf(ret->message, sizeof(ret->message),
                          "the target's resident memory went over the RSS limit");
+        } else if (death_reason == 5 /* RECORD_DEATH_LEAK_SUSPECT */) {
+                /* Not a crash yet: the recovery helper confirms it with
+                 * LeakSanitizer, or dismisses it. */
+                snprintf(ret->kind, sizeof(ret->kind), "leak-suspect");
+                snprintf(ret->message, sizeof(ret->message),
+                         "an input allocated more memory than it freed, twice in a row");
+        } else if (death_reason == 4 /* RECORD_DEATH_LEAK */) {
+                snprintf(ret->kind, sizeof(ret->kind), "leak");
+                snprintf(ret->message, sizeof(ret->message),
+                         "LeakSanitizer found unreachable memory after the input ran");
         } else if (death_reason == 3 /* RECORD_DEATH_OVERWRITE */) {
                 snprintf(ret->kind, sizeof(ret->kind), "overwrite-input");
                 snprintf(ret->message, sizeof(ret->message),

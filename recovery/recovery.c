@@ -103,6 +103,7 @@ static int helper_start_verifier(Helper *hp)
             .sandbox = hp->cfg->sandbox,
             .sandbox_policy = hp->cfg->sandbox_policy,
             .cov_fd = -1,
+            .detect_leaks = hp->cfg->detect_leaks,
         };
         int r = wproc_spawn(&hp->verifier, &wc, err, sizeof(err));
         if (r < 0)
@@ -110,13 +111,16 @@ static int helper_start_verifier(Helper *hp)
         return r;
 }
 
-static int helper_verify(Helper *hp, const uint8_t *data, size_t len, cJSON **ret)
+/* Runs @data in a fresh runner of the verification worker; with @leak, the
+ * runner ends with a LeakSanitizer check. */
+static int helper_verify(Helper *hp, const uint8_t *data, size_t len, bool leak, cJSON **ret)
 {
         for (int attempt = 0; attempt < 2; attempt++) {
                 int r = helper_start_verifier(hp);
                 if (r < 0)
                         return r;
-                r = wproc_exec(hp->verifier, data, len, ret);
+                r = leak ? wproc_exec_leak_check(hp->verifier, data, len, 0, ret)
+                         : wproc_exec(hp->verifier, data, len, ret);
                 if (r == 0)
                         return 0;
                 wproc_free(hp->verifier);
@@ -234,6 +238,9 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
                          * target's (a kill during start-up). */
                         if (-r == RECORD_NO_INPUT)
                                 cJSON_AddBoolToObject(out, "no_input", 1);
+                        cJSON *d = cJSON_GetObjectItemCaseSensitive(died, "death");
+                        if (msg_int(d, "reason", 0) == RECORD_DEATH_LEAK_SUSPECT)
+                                cJSON_AddBoolToObject(out, "leak_suspect", 1);
                 }
                 return out;
         }
@@ -242,14 +249,36 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         Classification c;
         classify_death(died, &c);
 
+        /* A leak suspect is a leak only if LeakSanitizer, run after the
+         * input in a fresh runner, finds memory nothing points to. Then the
+         * check's report is the crash (kind, message, where the memory was
+         * allocated); otherwise it was reachable memory and nothing is
+         * stored. */
+        bool suspect = strcmp(c.kind, "leak-suspect") == 0;
         cJSON *verify = NULL;
+        cJSON *owned_died = NULL;
         Classification vc = {0};
         bool reproduced = false;
-        if (helper_verify(hp, hp->buf, len, &verify) == 0) {
+        if (helper_verify(hp, hp->buf, len, suspect, &verify) == 0) {
                 if (strcmp(msg_str(verify, "type", ""), "died") == 0) {
                         classify_death(verify, &vc);
                         reproduced = vc.is_crash;
                 }
+        }
+        if (suspect) {
+                if (!reproduced || strcmp(vc.kind, "leak") != 0) {
+                        cJSON_Delete(verify);
+                        out = msg_new("dismissed");
+                        if (out) {
+                                cJSON_AddNumberToObject(out, "job", (double)msg_int(cmd, "job", 0));
+                                cJSON_AddBoolToObject(out, "leak_suspect", 1);
+                        }
+                        return out;
+                }
+                owned_died = cJSON_Duplicate(verify, 1);
+                if (owned_died)
+                        died = owned_died;
+                c = vc;
         }
         /* Not reproduced alone: replay the runner's history. A SIGKILL from
          * outside depends on nothing the target did, so it is not tried. */
@@ -295,7 +324,9 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
                 cJSON_AddNumberToObject(report, "signal", sig);
                 cJSON_AddStringToObject(report, "signal_name", name);
         }
-        if (cJSON_GetObjectItemCaseSensitive(died, "exit_code"))
+        /* A leak's runner ended itself after the check: no status of the
+         * target's. */
+        if (cJSON_GetObjectItemCaseSensitive(died, "exit_code") && strcmp(c.kind, "leak") != 0)
                 cJSON_AddNumberToObject(report, "exit_status",
                                         (double)msg_int(died, "exit_code", 0));
         cJSON_AddStringToObject(report, "target", hp->cfg->target);
@@ -383,11 +414,14 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         }
         cJSON_Delete(verify);
         cJSON_Delete(report);
+        cJSON_Delete(owned_died);
 
         out = msg_new(r < 0 ? "lost" : "stored");
         if (!out)
                 return NULL;
         cJSON_AddNumberToObject(out, "job", (double)msg_int(cmd, "job", 0));
+        if (suspect)
+                cJSON_AddBoolToObject(out, "leak_suspect", 1);
         if (r < 0) {
                 char why[256];
                 snprintf(why, sizeof(why), "cannot write the crash to %s/crashes: %s",

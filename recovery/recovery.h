@@ -27,6 +27,7 @@ typedef struct RecoveryConfig {
         const char *sandbox;
         unsigned minimize_ms;       /* budget of the automatic minimization; 0: none */
         const char *sandbox_policy; /* JSON, or NULL */
+        bool detect_leaks;          /* confirm leak suspects with LeakSanitizer */
 } RecoveryConfig;
 
 /* Runs the helper until its command pipe closes. @job_region is a mapping

@@ -156,6 +156,7 @@ void replay_history_batch(const void *region, const RecordLayout *l, uint64_t fi
             .cmp_gens = h->cmp_gens <= RECORD_CMP_TABLES ? h->cmp_gens : 0,
             .first = first,
             .replay = 1,
+            .leak_watch = (h->batch_flags & RECORD_BATCH_LEAK_WATCH) != 0,
         };
 }
 

@@ -46,6 +46,11 @@ struct Sandbox {
          * mode. */
         SandboxProgram notify;
         SandboxProgram trap;
+        /* The notify program plus LeakSanitizer's needs, for leak checks;
+         * compiled only when leak checks were asked for and a sanitizer
+         * runtime is loaded. */
+        SandboxProgram leak;
+        bool leak_wanted;
 
         /* Set by sandbox_prepare(), in the worker. */
         bool prepared;

@@ -605,6 +605,29 @@ static const PolicyRule sanitizer_open_rules[] = {
     SYS("open", .action = POLICY_NOTIFY_OPEN, .when = {ARG_LACKS(1, OPEN_WRITE_FLAGS)}),
 };
 
+/*
+ * A leak check (only in the runner the recovery helper starts to confirm a
+ * suspected leak, never in a fuzzing runner): LeakSanitizer stops the
+ * world by cloning a tracer that shares the runner's memory
+ * (CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_UNTRACED, which the worker lets
+ * through, see supervisor.c), lets it trace the runner (PR_SET_PTRACER),
+ * and the tracer attaches to the runner's threads, reads their registers
+ * and detaches. ptrace is allowed on the runner's own pid only: a process
+ * may already read and write its own memory, so this gives the target
+ * nothing it did not have. The tracer lists /proc/<runner>/task (with the
+ * old getdents) and reads each thread's status there: the worker opens
+ * those for it.
+ */
+static const PolicyRule leak_check_rules[] = {
+    ALLOW("ptrace", .when = {ARG_INT_EQ(1, POLICY_SELF_PID)}),
+    ALLOW("wait4"),
+    ALLOW("getppid"),
+    ALLOW("getdents"),
+    ALLOW("prctl", .when = {ARG_INT_EQ(0, PR_SET_PTRACER)}),
+    ALLOW("prctl", .when = {ARG_INT_EQ(0, PR_SET_PDEATHSIG)}),
+    ALLOW("prctl", .when = {ARG_INT_EQ(0, PR_GET_DUMPABLE)}),
+};
+
 bool policy_opens_notify(const Policy *policy)
 {
         return policy && (policy->n_dirs > 0 || policy->sanitizer);
@@ -671,6 +694,12 @@ int policy_compile(const Policy *policy, bool notify, scmp_filter_ctx *ret)
                         if (r < 0)
                                 goto release_ctx;
                 }
+        }
+
+        for (size_t i = 0; policy->leak_check && i < ELEMENTSOF(leak_check_rules); i++) {
+                r = policy_add_rule(ctx, policy, notify, &leak_check_rules[i]);
+                if (r < 0)
+                        goto release_ctx;
         }
 
         *ret = ctx;

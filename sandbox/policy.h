@@ -96,6 +96,10 @@ typedef struct Policy {
          * which the worker opens for the runner (read-only opens go to the
          * worker, as with directories). */
         bool sanitizer;
+        /* The program for a leak check (LeakSanitizer's stop-the-world):
+         * also allows what its tracer needs, with ptrace limited to the
+         * runner's own pid (policy.c, leak_check_rules). */
+        bool leak_check;
 } Policy;
 
 /* Whether read-only opens go to the worker (policy directories, or a

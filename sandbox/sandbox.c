@@ -178,7 +178,7 @@ release_ctx:
 
 int sandbox_compile_programs(Sandbox *s)
 {
-        SandboxProgram notify = {0}, trap = {0};
+        SandboxProgram notify = {0}, trap = {0}, leak = {0};
         int r;
 
         if (s->mode == SANDBOX_OFF)
@@ -186,15 +186,24 @@ int sandbox_compile_programs(Sandbox *s)
         r = sandbox_compile(&s->policy, true, &notify);
         if (r == 0 && s->mode == SANDBOX_STRICT)
                 r = sandbox_compile(&s->policy, false, &trap);
+        if (r == 0 && s->leak_wanted && s->policy.sanitizer) {
+                Policy p = s->policy; /* shares the rules; only read */
+
+                p.leak_check = true;
+                r = sandbox_compile(&p, true, &leak);
+        }
         if (r < 0) {
                 free(notify.prog.filter);
                 free(trap.prog.filter);
+                free(leak.prog.filter);
                 return r;
         }
         free(s->notify.prog.filter);
         free(s->trap.prog.filter);
+        free(s->leak.prog.filter);
         s->notify = notify;
         s->trap = trap;
+        s->leak = leak;
         return 0;
 }
 
@@ -225,6 +234,7 @@ int sandbox_new_with(Sandbox **ret, const SandboxOptions *o, char *err, size_t e
         s->policy.log = o->mode == SANDBOX_LOG;
         s->memory_limit_mb = o->memory_limit_mb;
         s->no_namespaces = o->no_namespaces;
+        s->leak_wanted = o->leak_check;
         s->root_fd = -1;
         s->child_fd = -1;
 
@@ -273,6 +283,7 @@ void sandbox_free(Sandbox *s)
                 return;
         free(s->notify.prog.filter);
         free(s->trap.prog.filter);
+        free(s->leak.prog.filter);
         if (s->dir_fds) {
                 for (size_t i = 0; i < s->policy.n_dirs; i++)
                         if (s->dir_fds[i] >= 0)
@@ -371,26 +382,30 @@ static void sandbox_patch(const SandboxProgram *p, int ctl_fd)
  * strictest, so what would have gone to the worker traps instead. Log mode
  * cannot do without the worker.
  */
-static int sandbox_load(const Sandbox *s)
+static int sandbox_load(const Sandbox *s, bool leak_check)
 {
+        const SandboxProgram *prog = leak_check ? &s->leak : &s->notify;
         long r;
         int fd = s->child_fd;
 
+        /* The leak program cannot do without its supervisor. */
+        if (leak_check && (fd < 0 || prog->prog.len == 0))
+                return -ENOTSUP;
         if (fd >= 0) {
                 /* From here on the target could reach the listener; it is
                  * gone before the target runs. */
-                sandbox_patch(&s->notify, fd);
-                r = sandbox_load_filter(&s->notify.prog, SECCOMP_FILTER_FLAG_NEW_LISTENER);
+                sandbox_patch(prog, fd);
+                r = sandbox_load_filter(&prog->prog, SECCOMP_FILTER_FLAG_NEW_LISTENER);
                 if (r >= 0) {
                         r = sandbox_hand_over_listener((int)r, fd);
                         close(fd);
                         if (r == 0)
                                 return 0;
-                        if (s->mode != SANDBOX_STRICT)
+                        if (s->mode != SANDBOX_STRICT || leak_check)
                                 return (int)r;
                 } else {
                         close(fd);
-                        if (s->mode != SANDBOX_STRICT)
+                        if (s->mode != SANDBOX_STRICT || leak_check)
                                 return (int)r;
                 }
         } else if (s->mode != SANDBOX_STRICT) {
@@ -401,7 +416,7 @@ static int sandbox_load(const Sandbox *s)
         return r < 0 ? (int)r : 0;
 }
 
-int sandbox_apply(const Sandbox *s)
+static int sandbox_apply_program(const Sandbox *s, bool leak_check)
 {
         /* Soft and hard limit: without CAP_SYS_RESOURCE a hard limit cannot
          * be raised again (and the filter refuses setrlimit anyway). */
@@ -442,7 +457,28 @@ int sandbox_apply(const Sandbox *s)
         /* A SIGSYS queued by this pid is the supervisor refusing a call. */
         sandbox_worker_pid = getppid();
 
-        return sandbox_load(s);
+        return sandbox_load(s, leak_check);
+}
+
+int sandbox_apply(const Sandbox *s)
+{
+        return sandbox_apply_program(s, false);
+}
+
+bool sandbox_can_check_leaks(const Sandbox *s)
+{
+        return s && (s->mode == SANDBOX_OFF || (s->leak.prog.len > 0 && s->mode != SANDBOX_OFF));
+}
+
+int sandbox_apply_leak_check(const Sandbox *s)
+{
+        if (!s)
+                return -EINVAL;
+        if (s->mode == SANDBOX_OFF)
+                return sandbox_apply_program(s, false);
+        if (s->leak.prog.len == 0)
+                return -ENOTSUP;
+        return sandbox_apply_program(s, true);
 }
 
 bool sandbox_has_namespaces(const Sandbox *s)

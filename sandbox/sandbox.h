@@ -47,6 +47,9 @@ typedef struct SandboxOptions {
         unsigned memory_limit_mb;
         /* Do not use namespaces even where the kernel allows them. */
         bool no_namespaces;
+        /* Prepare the program for leak checks (sandbox_apply_leak_check),
+         * used when a sanitizer runtime with LeakSanitizer is loaded. */
+        bool leak_check;
 } SandboxOptions;
 
 typedef struct Sandbox Sandbox;
@@ -92,6 +95,19 @@ int sandbox_isolate(const Sandbox *s);
  * the target if this fails).
  */
 int sandbox_apply(const Sandbox *s);
+
+/*
+ * sandbox_apply() for a runner that ends with a LeakSanitizer check: the
+ * same limits and filter, plus what the check's tracer needs (a clone that
+ * shares the runner's memory, ptrace of the runner's own pid, a listing of
+ * /proc/<runner>/task through the worker). Needs a supervisor that was
+ * told so (sandbox_supervisor_allow_leak_check). -ENOTSUP when the sandbox
+ * has no such program (no sanitizer runtime, leak checks not asked for),
+ * and in off mode it is sandbox_apply().
+ */
+int sandbox_apply_leak_check(const Sandbox *s);
+/* Whether sandbox_apply_leak_check() can work. */
+bool sandbox_can_check_leaks(const Sandbox *s);
 
 /* "strict" / "log" / "off" <-> SandboxMode. parse returns 0 or -EINVAL. */
 int sandbox_mode_parse(const char *s, SandboxMode *ret);

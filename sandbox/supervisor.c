@@ -24,6 +24,7 @@
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -67,7 +68,8 @@ struct SandboxSupervisor {
         int pidfd;
         struct seccomp_notif *req;
         struct seccomp_notif_resp *resp;
-        int nr_open, nr_openat;
+        int nr_open, nr_openat, nr_clone;
+        bool leak_check; /* this runner ends with a LeakSanitizer check */
 };
 
 int sandbox_supervisor_new(SandboxSupervisor **ret, Sandbox *s)
@@ -87,6 +89,7 @@ int sandbox_supervisor_new(SandboxSupervisor **ret, Sandbox *s)
         sup->runner = -1;
         sup->nr_open = seccomp_syscall_resolve_name("open");
         sup->nr_openat = seccomp_syscall_resolve_name("openat");
+        sup->nr_clone = seccomp_syscall_resolve_name("clone");
         if (seccomp_notify_alloc(&sup->req, &sup->resp) < 0) {
                 free(sup);
                 return -ENOMEM;
@@ -301,20 +304,55 @@ static void install(SandboxSupervisor *sup, int fd, uint64_t flags)
         close(fd);
 }
 
-/* The files a sanitizer's report reads, which the worker opens for the
- * runner: its own /proc entries, so /proc/<runner>/ on the worker's side. */
-static bool sanitizer_file(const Sandbox *s, const char *path)
+void sandbox_supervisor_allow_leak_check(SandboxSupervisor *sup)
 {
-        return s->policy.sanitizer && strcmp(path, "/proc/self/maps") == 0;
+        if (sup)
+                sup->leak_check = true;
 }
 
-static void open_sanitizer_file(SandboxSupervisor *sup, uint64_t flags)
+/* The clone LeakSanitizer's stop-the-world makes for its tracer: a task
+ * that shares the runner's memory, files and root, and that nobody traces. */
+#define LEAK_TRACER_CLONE_FLAGS (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED)
+
+/* The files a sanitizer reads, which the worker opens for the runner: its
+ * own /proc entries, so /proc/<runner>/ on the worker's side. A report
+ * reads /proc/self/maps; a leak check's tracer lists /proc/<runner>/task
+ * (the tracer shares the runner's memory, so its "self" is the runner's).
+ * Returns true and the worker's path in @real. */
+static bool sanitizer_file(const SandboxSupervisor *sup, const char *path, char *real, size_t cap)
 {
-        char path[64];
+        char task[32];
+
+        if (!sup->sandbox->policy.sanitizer)
+                return false;
+        if (strcmp(path, "/proc/self/maps") == 0) {
+                snprintf(real, cap, "/proc/%d/maps", (int)sup->runner);
+                return true;
+        }
+        if (!sup->leak_check)
+                return false;
+        /* /proc/<runner>/task[/], or /proc/<runner>/task/<tid>/status. */
+        int n = snprintf(task, sizeof(task), "/proc/%d/task", (int)sup->runner);
+        if (strncmp(path, task, (size_t)n) != 0)
+                return false;
+        const char *rest = path + n;
+        if (strcmp(rest, "") == 0 || strcmp(rest, "/") == 0) {
+                snprintf(real, cap, "%s", task);
+                return true;
+        }
+        size_t digits = rest[0] == '/' ? strspn(rest + 1, "0123456789") : 0;
+        if (digits > 0 && digits < 12 && strcmp(rest + 1 + digits, "/status") == 0) {
+                snprintf(real, cap, "%s", path);
+                return true;
+        }
+        return false;
+}
+
+static void open_sanitizer_file(SandboxSupervisor *sup, const char *path, uint64_t flags)
+{
         int fd;
 
-        snprintf(path, sizeof(path), "/proc/%d/maps", (int)sup->runner);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        fd = open(path, O_RDONLY | O_CLOEXEC | (int)(flags & O_DIRECTORY));
         if (fd < 0) {
                 respond(sup, -errno, 0, 0);
                 return;
@@ -335,11 +373,13 @@ static void handle_log(SandboxSupervisor *sup, SandboxEventFn fn, void *userdata
                 uint64_t flags = is_openat ? d->args[2] : d->args[1];
                 char path[PATH_MAX];
 
+                char real[96];
+
                 if (read_remote_string(sup->req->pid, is_openat ? d->args[1] : d->args[0], path,
                                        sizeof(path)) == 0 &&
-                    sanitizer_file(sup->sandbox, path) &&
+                    sanitizer_file(sup, path, real, sizeof(real)) &&
                     !(flags & ~(uint64_t)OPEN_FLAGS_ALLOWED)) {
-                        open_sanitizer_file(sup, flags);
+                        open_sanitizer_file(sup, real, flags);
                         return;
                 }
         }
@@ -415,8 +455,9 @@ static void handle_open(SandboxSupervisor *sup, SandboxEventFn fn, void *userdat
                 refuse(sup, d->nr, -EACCES, path, "not a read-only open", fn, userdata);
                 return;
         }
-        if (sanitizer_file(s, path)) {
-                open_sanitizer_file(sup, flags);
+        char real[96];
+        if (sanitizer_file(sup, path, real, sizeof(real))) {
+                open_sanitizer_file(sup, real, flags);
                 return;
         }
         if (path[0] != '/') {
@@ -504,6 +545,13 @@ int sandbox_supervisor_dispatch(SandboxSupervisor *sup, SandboxEventFn fn, void 
                 return 0; /* ENOENT: interrupted before we got to it */
 
         int nr = (int)sup->req->data.nr;
+        /* A leak check's tracer: the one clone a runner may make. Its flags
+         * are a register value, so what is checked is what runs. */
+        if (sup->leak_check && nr == sup->nr_clone &&
+            sup->req->data.args[0] == LEAK_TRACER_CLONE_FLAGS) {
+                respond(sup, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+                return 0;
+        }
         if (sup->sandbox->mode == SANDBOX_LOG)
                 handle_log(sup, fn, userdata);
         else if ((nr == sup->nr_openat || nr == sup->nr_open) &&

@@ -49,6 +49,11 @@ typedef void (*SandboxEventFn)(void *userdata, const cJSON *event);
  * listener falls back to traps (sandbox.c). */
 int sandbox_supervisor_new(SandboxSupervisor **ret, Sandbox *s);
 
+/* Before the fork: this runner ends with a LeakSanitizer check
+ * (sandbox_apply_leak_check); its tracer's clone and its listing of
+ * /proc/<runner>/task are let through. */
+void sandbox_supervisor_allow_leak_check(SandboxSupervisor *sup);
+
 /* In the parent after the fork: the runner's pid and a pidfd for it. */
 void sandbox_supervisor_started(SandboxSupervisor *sup, pid_t runner, int pidfd);
 

@@ -16,8 +16,9 @@
 
 #include "tests/sfrun.h"
 
-static void expect_death(const char *target, char gate, const char *kind, const char *message,
-                         const char *rss_limit, const char *malloc_limit)
+static void expect_death_within(const char *target, char gate, const char *kind,
+                                const char *message, const char *rss_limit,
+                                const char *malloc_limit, const char *timeout)
 {
         char *dir = sf_tmpdir();
         char out[512], input[700];
@@ -31,7 +32,7 @@ static void expect_death(const char *target, char gate, const char *kind, const 
             "--workers",
             "1",
             "--timeout",
-            "1",
+            timeout,
             "--rss-limit-mb",
             rss_limit,
             "--malloc-limit-mb",
@@ -74,6 +75,12 @@ static void expect_death(const char *target, char gate, const char *kind, const 
         free(id);
 }
 
+static void expect_death(const char *target, char gate, const char *kind, const char *message,
+                         const char *rss_limit, const char *malloc_limit)
+{
+        expect_death_within(target, gate, kind, message, rss_limit, malloc_limit, "1");
+}
+
 #define DEATH_TEST(name, gate, kind, message)                                                      \
         Test(deaths, name, .timeout = 300)                                                         \
         {                                                                                          \
@@ -92,11 +99,85 @@ DEATH_TEST(overwrite_input, 'W', "overwrite-input", "const input")
 DEATH_TEST(asan_overflow, 'O', "asan", "heap-buffer-overflow")
 DEATH_TEST(asan_uaf, 'U', "asan", "heap-use-after-free")
 DEATH_TEST(ubsan_overflow, 'N', "ubsan", "signed integer overflow")
+DEATH_TEST(asan_leak, 'L', "leak", "LeakSanitizer: detected memory leaks")
+
+static char *stats_of(const char *out)
+{
+        char path[700];
+        size_t len;
+        snprintf(path, sizeof(path), "%s/stats.json", out);
+        return (char *)sf_read(path, &len);
+}
+
+/* Runs @target with one worker into a fresh output directory (@out, of
+ * 512 bytes), with @what limiting the run ("--max-total-time", "5", ...),
+ * and checks the exit status. */
+static void run_leak_target(const char *target, char *out, const char *what, const char *value,
+                            const char *leaks, int want_exit)
+{
+        snprintf(out, 512, "%s/out", sf_tmpdir());
+        SfRun r;
+        const char *args[] = {"run", sf_target(target), "--out", out, "--workers", "1", what,
+                              value, "--detect-leaks",  leaks,   NULL};
+        sf_run(&r, 200, args);
+        cr_assert_eq(r.exit_code, want_exit, "%s: exit %d:\n%s", target, r.exit_code, r.err);
+        sf_run_free(&r);
+}
+
+/* A leak's signature and stack are where the lost memory was allocated,
+ * symbolized; the minimized input is the one byte that leaks. */
+Test(deaths, a_leak_is_signed_by_where_the_memory_was_allocated, .timeout = 300)
+{
+        char out[512], path[800];
+        size_t len;
+
+        run_leak_target("deaths_asan_leak", out, "--max-total-time", "120", "1", 1);
+        char *id = sf_only_crash(out);
+        char *sig = sf_crash_field(out, id, "signature");
+        cr_expect(strstr(sig, "leak|deaths_asan_leak.so!die:"), "signature %s", sig);
+        snprintf(path, sizeof(path), "%s/crashes/%s/minimized", out, id);
+        uint8_t *min = sf_read(path, &len);
+        cr_expect(min && len == 1 && min[0] == 'L', "minimized to the one byte that leaks");
+        free(min);
+        free(sig);
+        free(id);
+}
+
+/* More allocations than frees is not a leak: memory a global still holds is
+ * checked and dismissed, and the run ends clean. */
+Test(deaths, reachable_memory_is_not_a_leak, .timeout = 300)
+{
+        char out[512];
+
+        run_leak_target("deaths_asan_kept", out, "--max-total-time", "5", "1", 0);
+        char *stats = stats_of(out);
+        cJSON *j = cJSON_Parse(stats);
+        cr_assert_not_null(j);
+        double suspects = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "leak_suspects"));
+        double dismissed = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "leak_suspects_dismissed"));
+        cr_expect_gt(suspects, 0, "'P' inputs allocate more than they free");
+        cr_expect_eq(dismissed, suspects, "every suspect was reachable memory");
+        cJSON_Delete(j);
+        free(stats);
+}
+
+/* --detect-leaks 0: no checks, no leak reported. */
+Test(deaths, detect_leaks_0_turns_leak_checks_off, .timeout = 300)
+{
+        char out[512];
+
+        run_leak_target("deaths_asan_leak", out, "--runs", "200000", "0", 0);
+        char *stats = stats_of(out);
+        cr_expect(strstr(stats, "\"leak_suspects\":\t0"), "%s", stats);
+        free(stats);
+}
 
 Test(deaths, rss_limit_is_kind_oom, .timeout = 300)
 {
-        /* The malloc limit would stop the one 512 MiB allocation first. */
-        expect_death("deaths_oom", 'M', "oom", "RSS limit", "200", "0");
+        /* The malloc limit would stop the one 512 MiB allocation first. A
+         * long timeout: on a loaded machine touching 512 MiB can take a
+         * second of wall time. */
+        expect_death_within("deaths_oom", 'M', "oom", "RSS limit", "200", "0", "20");
 }
 
 static cJSON *crash_json(const char *out, const char *id)

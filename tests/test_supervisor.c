@@ -10,6 +10,13 @@
 #include "sandbox/supervisor.h"
 
 #include <criterion/criterion.h>
+#include <elf.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -42,9 +49,10 @@ static void collect(void *userdata, const cJSON *event)
         cJSON_AddItemToArray(e->list, cJSON_Duplicate(event, 1));
 }
 
-/* Runs @fn(@arg) in a child under @s, supervising it like a worker.
- * Returns the child's wait status; events land in @events. */
-static int supervise(Sandbox *s, void (*fn)(void *), void *arg, Events *events)
+/* Runs @fn(@arg) in a child under @s, supervising it like a worker (for a
+ * runner that ends with a leak check with @leak). Returns the child's wait
+ * status; events land in @events. */
+static int supervise_as(Sandbox *s, bool leak, void (*fn)(void *), void *arg, Events *events)
 {
         SandboxSupervisor *sup = NULL;
         int status = 0, pidfd;
@@ -52,10 +60,12 @@ static int supervise(Sandbox *s, void (*fn)(void *), void *arg, Events *events)
 
         cr_assert_eq(sandbox_supervisor_new(&sup, s), 0);
         cr_assert_not_null(sup, "this sandbox needs a supervisor");
+        if (leak)
+                sandbox_supervisor_allow_leak_check(sup);
         pid = fork();
         cr_assert_geq(pid, 0);
         if (pid == 0) {
-                if (sandbox_apply(s) < 0)
+                if ((leak ? sandbox_apply_leak_check(s) : sandbox_apply(s)) < 0)
                         _exit(2);
                 fn(arg);
                 _exit(EXIT_OK);
@@ -73,6 +83,11 @@ static int supervise(Sandbox *s, void (*fn)(void *), void *arg, Events *events)
         sandbox_supervisor_free(sup);
         close(pidfd);
         return status;
+}
+
+static int supervise(Sandbox *s, void (*fn)(void *), void *arg, Events *events)
+{
+        return supervise_as(s, false, fn, arg, events);
 }
 
 static Sandbox *new_sandbox(SandboxMode mode, const char *policy)
@@ -438,6 +453,136 @@ Test(supervisor, a_sanitizer_reads_the_runners_own_maps)
         cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "status %#x", status);
         status = supervise(s, open_secret, "/proc/self/environ", &e);
         cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS, "status %#x", status);
+        cJSON_Delete(e.list);
+        sandbox_free(s);
+}
+
+/* ---- leak checks ---- */
+
+/* Like supervise(), for a runner that ends with a leak check. */
+static int supervise_leak_check(Sandbox *s, void (*fn)(void *), void *arg, Events *events)
+{
+        return supervise_as(s, true, fn, arg, events);
+}
+
+static Sandbox *new_leak_sandbox(void)
+{
+        SandboxOptions o = {.mode = SANDBOX_STRICT, .no_namespaces = true, .leak_check = true};
+        char err[512] = "";
+        Sandbox *s = NULL;
+
+        cr_assert_eq(sandbox_new_with(&s, &o, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(sandbox_prepare(s), 0);
+        s->policy.sanitizer = true; /* as sandbox_prepare() does when it finds one */
+        cr_assert_eq(sandbox_compile_programs(s), 0);
+        cr_assert(sandbox_can_check_leaks(s));
+        return s;
+}
+
+static volatile int tracer_may_start;
+
+/* What LeakSanitizer's tracer does to the runner: attach, read the
+ * registers, list the threads, detach. */
+static int leak_tracer(void *arg)
+{
+        pid_t runner = (pid_t)(intptr_t)arg;
+        struct user_regs_struct regs;
+        struct iovec iov = {.iov_base = &regs, .iov_len = sizeof(regs)};
+        char path[64], dents[1024];
+        int status, fd;
+
+        while (!tracer_may_start)
+                sched_yield();
+        if (ptrace(PTRACE_ATTACH, runner, NULL, NULL) < 0)
+                syscall(SYS_exit, 10);
+        if (waitpid(runner, &status, __WALL) != runner)
+                syscall(SYS_exit, 11);
+        if (ptrace(PTRACE_GETREGSET, runner, (void *)NT_PRSTATUS, &iov) < 0)
+                syscall(SYS_exit, 12);
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)runner);
+        fd = (int)syscall(SYS_open, path, O_RDONLY | O_DIRECTORY);
+        if (fd < 0 || syscall(SYS_getdents, fd, dents, sizeof(dents)) <= 0)
+                syscall(SYS_exit, 13);
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)runner, (int)runner);
+        if (syscall(SYS_open, path, O_RDONLY) < 0)
+                syscall(SYS_exit, 14);
+        if (ptrace(PTRACE_DETACH, runner, NULL, NULL) < 0)
+                syscall(SYS_exit, 15);
+        syscall(SYS_exit, 0);
+        return 0;
+}
+
+static void stop_the_world(void *arg)
+{
+        static uint8_t stack[64 * 1024] __attribute__((aligned(16)));
+        int status;
+        pid_t tracer;
+
+        (void)arg;
+        tracer =
+            clone(leak_tracer, stack + sizeof(stack),
+                  CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED, (void *)(intptr_t)getpid());
+        if (tracer < 0)
+                _exit(EXIT_FAILED);
+        (void)prctl(PR_SET_PTRACER, tracer, 0, 0, 0);
+        tracer_may_start = 1;
+        while (waitpid(tracer, &status, __WALL) < 0)
+                ;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                _exit(20 + (WIFEXITED(status) ? WEXITSTATUS(status) : 0));
+}
+
+/* The leak-check runner lets LeakSanitizer stop the world... */
+Test(supervisor, a_leak_check_may_trace_the_runner_itself)
+{
+        Events e = {.list = cJSON_CreateArray()};
+        Sandbox *s = new_leak_sandbox();
+        int status = supervise_leak_check(s, stop_the_world, NULL, &e);
+
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "status %#x", status);
+        cJSON_Delete(e.list);
+        sandbox_free(s);
+}
+
+static void attach_to_parent(void *arg)
+{
+        (void)arg;
+        ptrace(PTRACE_ATTACH, getppid(), NULL, NULL);
+}
+
+static void fork_a_process(void *arg)
+{
+        (void)arg;
+        pid_t pid = fork();
+        if (pid == 0)
+                _exit(0);
+}
+
+static void read_other_task(void *arg)
+{
+        char path[64];
+
+        (void)arg;
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)getppid());
+        (void)syscall(SYS_open, path, O_RDONLY | O_DIRECTORY);
+}
+
+/* ... and nothing more: no other process to trace, fork or look at. */
+Test(supervisor, a_leak_check_may_not_trace_fork_or_look_elsewhere)
+{
+        Events e = {.list = cJSON_CreateArray()};
+        Sandbox *s = new_leak_sandbox();
+        int status;
+
+        status = supervise_leak_check(s, attach_to_parent, NULL, &e);
+        cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS, "ptrace: status %#x", status);
+        status = supervise_leak_check(s, fork_a_process, NULL, &e);
+        cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS, "fork: status %#x", status);
+        status = supervise_leak_check(s, read_other_task, NULL, &e);
+        cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS, "open: status %#x", status);
+        /* A fuzzing runner of the same sandbox may not trace even itself. */
+        status = supervise(s, stop_the_world, NULL, &e);
+        cr_assert(!WIFEXITED(status) || WEXITSTATUS(status) != EXIT_OK, "status %#x", status);
         cJSON_Delete(e.list);
         sandbox_free(s);
 }

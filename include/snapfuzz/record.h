@@ -174,6 +174,15 @@ typedef struct RecordHeader {
 /* Verification and history replay: no finds, no early stop when the finds
  * area is full. */
 #define RECORD_BATCH_REPLAY 1u
+/* An execution that allocates more than it frees is run once more; if it
+ * does so again, the runner ends the batch as a leak suspect
+ * (RECORD_DEATH_LEAK_SUSPECT), for the recovery helper to confirm. The
+ * second run is part of the runner's history, so a history replay of the
+ * batch carries the flag too. */
+#define RECORD_BATCH_LEAK_WATCH 2u
+/* After its execution, the runner asks LeakSanitizer for a check; a leak
+ * ends it (RECORD_DEATH_LEAK, the report on its stderr). */
+#define RECORD_BATCH_LEAK_CHECK 4u
 
 _Static_assert(sizeof(RecordHeader) <= RECORD_HEADER_SIZE, "header fits its page");
 _Static_assert(offsetof(RecordHeader, magic) == 0, "magic first");
@@ -205,9 +214,11 @@ typedef struct RecordDeath {
 #define RECORD_DEATH_F_STACK_OVERFLOW 1u /* the fault hit next to the stack pointer */
 
 typedef enum RecordDeathReason {
-        RECORD_DEATH_SIGNAL = 1,    /* a fatal signal inside the target */
-        RECORD_DEATH_STACKDUMP = 2, /* the worker asked for a stack (timeout, oom) */
-        RECORD_DEATH_OVERWRITE = 3, /* the target wrote into its const input */
+        RECORD_DEATH_SIGNAL = 1,       /* a fatal signal inside the target */
+        RECORD_DEATH_STACKDUMP = 2,    /* the worker asked for a stack (timeout, oom) */
+        RECORD_DEATH_OVERWRITE = 3,    /* the target wrote into its const input */
+        RECORD_DEATH_LEAK = 4,         /* LeakSanitizer found a leak (RECORD_BATCH_LEAK_CHECK) */
+        RECORD_DEATH_LEAK_SUSPECT = 5, /* twice more allocations than frees (LEAK_WATCH) */
 } RecordDeathReason;
 
 _Static_assert(sizeof(RecordDeath) <= RECORD_DEATH_SIZE, "death info fits its page");

@@ -30,7 +30,11 @@
  *   'G' state-dependent: aborts on the third 'G' input a runner sees (a
  *       counter that survives between inputs, as a filling table does)
  * With AddressSanitizer (-DDEATH_ASAN): 'O' heap-buffer-overflow, 'U'
- * heap-use-after-free. With UBSan (-DDEATH_UBSAN): 'N' signed overflow.
+ * heap-use-after-free, 'L' a memory leak (an allocation whose only pointer
+ * is dropped), 'P' no leak but more allocations than frees (each 'P' input
+ * adds a node to a list a global holds); and every input, on its first
+ * call in a process, fills a cache a global holds (more allocations than
+ * frees, once). With UBSan (-DDEATH_UBSAN): 'N' signed overflow.
  *
  * -DDEATH_SOAK leaves out the ways a plain loader cannot confirm: 'E'
  * (outside the sandbox execve succeeds), 'Z' (without a malloc limit the
@@ -55,6 +59,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+#ifdef DEATH_ASAN
+static char *death_cache; /* 256 bytes, allocated on the first call */
+static void **death_kept; /* the 'P' list */
+#endif
 
 /* snapfuzz's shared record, for 'D': the first page of the mapping of the
  * memfd named snapfuzz-record. */
@@ -157,6 +166,22 @@ __attribute__((noinline)) static void die(uint8_t how, const uint8_t *data, size
         }
 #endif
 #ifdef DEATH_ASAN
+        if (!death_cache) {
+                death_cache = malloc(256);
+                memset(death_cache, 0, 256);
+        }
+        if (WANT('L') && how == 'L') {
+                char *p = malloc(40);
+                memcpy(p, data, size < 40 ? size : 40);
+                death_sink = p;
+                death_sink = NULL;
+        }
+        if (WANT('P') && how == 'P') {
+                void **node = malloc(2 * sizeof(void *));
+                node[0] = death_kept;
+                node[1] = NULL;
+                death_kept = node;
+        }
         if (WANT('O') && how == 'O') {
                 char *p = malloc(8);
                 death_sink = p;
