@@ -43,6 +43,7 @@ die() {
 }
 
 ninja -C "$BUILD" >/dev/null || die "ninja -C $BUILD failed"
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . ':!bench/results' || echo +dirty)
 mkdir -p "$OUT" "$ROOT/bench/results"
 RAW=$OUT/raw.tsv
 printf 'trial\ttarget\tmode\tedges\tfeatures\texecs\tcorpus\tactive\tfavored\n' >"$RAW"
@@ -87,7 +88,7 @@ done
 
 REPORT=$ROOT/bench/results/sched-$(date -u +%Y-%m-%d-%H%M).md
 python3 - "$RAW" "$SECS" "$TRIALS" "$CPU" \
-  "$(git -C "$ROOT" rev-parse --short HEAD)" "$SANDBOX" "$TARGETS" >"$REPORT" <<'EOF'
+  "$COMMIT" "$SANDBOX" "$TARGETS" >"$REPORT" <<'EOF'
 import csv, statistics, sys
 raw, secs, trials, cpu, commit, sandbox, targets = sys.argv[1:]
 rows = list(csv.DictReader(open(raw), delimiter='\t'))
