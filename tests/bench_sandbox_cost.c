@@ -12,13 +12,13 @@
  * Not a test: scripts/sandbox-cost.sh runs it on the bundled targets and
  * on libxml2.
  *
- * With --bin-b, it compares two builds instead: the second worker runs
- * that binary under the same sandbox as the first (strict), so the figure
- * is what build B costs over build A on identical work (a runner loop
- * before and after a change).
+ * With --against OTHER, both workers run under --sandbox strict, the
+ * second one of the binary OTHER (another build, e.g. main's): what a
+ * change costs, on identical work. The output's "strict" is then --bin's
+ * figure and "off" OTHER's.
  *
  *   bench_sandbox_cost --bin SNAPFUZZ --target T.so --corpus DIR
- *                      [--policy FILE] [--seconds S] [--batch-ms MS] [--bin-b SNAPFUZZ]
+ *                      [--policy FILE] [--seconds S] [--batch-ms MS] [--against OTHER]
  */
 #include <dirent.h>
 #include <errno.h>
@@ -135,9 +135,10 @@ int main(int argc, char **argv)
             {"bin", required_argument, NULL, 'b'},     {"target", required_argument, NULL, 't'},
             {"corpus", required_argument, NULL, 'c'},  {"policy", required_argument, NULL, 'p'},
             {"seconds", required_argument, NULL, 's'}, {"batch-ms", required_argument, NULL, 'm'},
-            {"bin-b", required_argument, NULL, 'B'},   {0},
+            {"against", required_argument, NULL, 'a'}, {0},
         };
-        const char *bin = NULL, *bin_b = NULL, *target = NULL, *corpus = NULL, *policy_path = NULL;
+        const char *bin = NULL, *target = NULL, *corpus = NULL, *policy_path = NULL;
+        const char *against = NULL;
         double seconds = 30, batch_ms = 300;
         static Input inputs[BENCH_MAX_INPUTS];
         char *policy = NULL, err[1024];
@@ -160,14 +161,14 @@ int main(int argc, char **argv)
                 case 'p':
                         policy_path = optarg;
                         break;
+                case 'a':
+                        against = optarg;
+                        break;
                 case 's':
                         seconds = atof(optarg);
                         break;
                 case 'm':
                         batch_ms = atof(optarg);
-                        break;
-                case 'B':
-                        bin_b = optarg;
                         break;
                 default:
                         return 2;
@@ -176,7 +177,7 @@ int main(int argc, char **argv)
         if (!bin || !target || !corpus) {
                 fprintf(stderr,
                         "usage: %s --bin SNAPFUZZ --target T.so --corpus DIR "
-                        "[--policy FILE] [--seconds S] [--batch-ms MS]\n",
+                        "[--policy FILE] [--seconds S] [--batch-ms MS] [--against OTHER]\n",
                         argv[0]);
                 return 2;
         }
@@ -189,19 +190,15 @@ int main(int argc, char **argv)
                 fprintf(stderr, "%s\n", err);
                 return 2;
         }
-        if (bin_b) {
-                sides[0].name = "A";
-                sides[1].name = "B";
-        }
         for (int i = 0; i < 2; i++) {
                 WprocConfig wc = {
-                    .exe = i == 1 && bin_b ? bin_b : bin,
+                    .exe = i == 1 && against ? against : bin,
                     .target = target,
                     .max_len = BENCH_MAX_LEN,
                     .timeout_ms = 1000,
                     .rss_limit_mb = 2048,
-                    .sandbox = bin_b ? "strict" : sides[i].name,
-                    .sandbox_policy = i == 0 || bin_b ? policy : NULL,
+                    .sandbox = against ? "strict" : sides[i].name,
+                    .sandbox_policy = i == 0 || against ? policy : NULL,
                     .cov_fd = -1,
                 };
                 if (wproc_spawn(&sides[i].w, &wc, err, sizeof(err)) < 0) {
@@ -274,19 +271,11 @@ int main(int argc, char **argv)
 
         double strict = sides[0].execs / sides[0].ms * 1000;
         double off = sides[1].execs / sides[1].ms * 1000;
-        if (bin_b)
-                /* Here side 0 is A and side 1 is B: B's cost over A. */
-                printf("A %.0f exec/s, B %.0f exec/s: B costs %.2f%% overall, %.2f%% median per "
-                       "batch (%" PRIu64 " batches of %" PRIu64
-                       " iterations; deaths %u/%u; executions %.0f/%.0f)\n",
-                       strict, off, (strict - off) / strict * 100, -costs[n_costs / 2], batches,
-                       iters, sides[0].deaths, sides[1].deaths, sides[0].execs, sides[1].execs);
-        else
-                printf("strict %.0f exec/s, off %.0f exec/s: cost %.2f%% overall, %.2f%% median "
-                       "per batch (%" PRIu64 " batches of %" PRIu64
-                       " iterations; deaths %u/%u; executions %.0f/%.0f)\n",
-                       strict, off, (off - strict) / off * 100, costs[n_costs / 2], batches, iters,
-                       sides[0].deaths, sides[1].deaths, sides[0].execs, sides[1].execs);
+        printf("strict %.0f exec/s, off %.0f exec/s: cost %.2f%% overall, %.2f%% median per "
+               "batch (%" PRIu64 " batches of %" PRIu64
+               " iterations; deaths %u/%u; executions %.0f/%.0f)\n",
+               strict, off, (off - strict) / off * 100, costs[n_costs / 2], batches, iters,
+               sides[0].deaths, sides[1].deaths, sides[0].execs, sides[1].execs);
         free(costs);
         for (int i = 0; i < 2; i++)
                 wproc_free(sides[i].w);
