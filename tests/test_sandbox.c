@@ -18,6 +18,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
