@@ -61,6 +61,8 @@ typedef struct Slot {
         bool alive;
         bool busy;
         bool seed_batch;
+        size_t seed_lo, seed_hi; /* a seed batch: the seeds it runs */
+        size_t base;             /* a fuzz batch: the corpus entry it mutates; SIZE_MAX: none */
         uint64_t iters;
         double rate; /* executions per millisecond, from the last batch */
         int64_t busy_since;
@@ -77,6 +79,12 @@ typedef struct Job {
         int64_t died_at;
         struct Job *next;
 } Job;
+
+/* Seeds of a batch that ended before its last one (the finds area filled
+ * up, or a seed crashed): run again from where it stopped. */
+typedef struct SeedRange {
+        size_t lo, hi;
+} SeedRange;
 
 typedef struct Coordinator {
         RunConfig *cfg;
@@ -102,7 +110,10 @@ typedef struct Coordinator {
         SfPrng rng;
         CorpusSeed *seeds;
         size_t n_seeds, next_seed, n_resumed;
-        uint8_t *seed_pack; /* the seed list of a warm-up batch (max_len bytes) */
+        SeedRange *seed_redo;
+        size_t n_seed_redo, cap_seed_redo;
+        bool legacy_schedule; /* SNAPFUZZ_SCHEDULE=legacy: the scheduler before energy */
+        uint8_t *seed_pack;   /* the seed list of a warm-up batch (max_len bytes) */
 
         uint64_t execs, dispatched, batch_ids;
         uint64_t events; /* messages read from workers */
@@ -160,6 +171,12 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "features", c->cov ? (double)c->cov->features : 0);
         cJSON_AddNumberToObject(j, "counters", c->cov ? (double)c->cov->counters : 0);
         cJSON_AddNumberToObject(j, "corpus", c->corpus ? (double)corpus_size(c->corpus) : 0);
+        if (c->corpus && !c->legacy_schedule) {
+                cJSON_AddNumberToObject(j, "corpus_active", (double)corpus_active_count(c->corpus));
+                cJSON_AddNumberToObject(j, "corpus_favored",
+                                        (double)corpus_favored_count(c->corpus));
+        }
+        cJSON_AddStringToObject(j, "schedule", c->legacy_schedule ? "legacy" : "energy");
         cJSON_AddNumberToObject(j, "autodict", c->dicts ? (double)dicts_auto_count(c->dicts) : 0);
         cJSON_AddNumberToObject(j, "runner_deaths", (double)c->deaths);
         cJSON_AddNumberToObject(j, "crashes", (double)c->stored);
@@ -348,6 +365,7 @@ static void helper_event(Coordinator *c, cJSON *m)
 
 static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen);
 static void restart_slot(Coordinator *c, Slot *s, const char *why);
+static void seeds_requeue(Coordinator *c, Slot *s, uint64_t count);
 
 static void corpus_write_failed(Coordinator *c, int err);
 
@@ -360,11 +378,24 @@ static void take_finds(Coordinator *c, Slot *s)
                 used = RECORD_FINDS_SLOTS;
         for (uint32_t i = 0; i < used; i++) {
                 RecordFindSlot *fs = record_find_slot(region, &c->layout, i);
+                RecordFindFeatures *ff = record_find_features(region, &c->layout, i);
                 if (fs->len > c->layout.max_len)
                         continue; /* scribbled on; never trust a length from a runner */
+                /* A seed that found nothing new is there for its features:
+                 * it joins the schedule, it is not written to OUT/corpus. */
+                bool known = fs->flags & RECORD_FIND_F_KNOWN;
+                if (known && c->legacy_schedule)
+                        continue;
                 const uint8_t *data = (const uint8_t *)(fs + 1);
                 int r = corpus_add(c->corpus, data, fs->len, false);
-                if (r == 1) {
+                uint32_t complete = __atomic_load_n(&ff->complete, __ATOMIC_ACQUIRE);
+                if (r == 1 && !c->legacy_schedule && ff->n <= RECORD_FIND_FEATURES &&
+                    (complete == RECORD_FEATURES_COMPLETE ||
+                     complete == RECORD_FEATURES_TRUNCATED) &&
+                    corpus_set_features(c->corpus, corpus_size(c->corpus) - 1, ff->id, ff->n,
+                                        complete == RECORD_FEATURES_COMPLETE, ff->exec_ns) < 0)
+                        log_warn("out of memory: an input is scheduled without its features");
+                if (r == 1 && !known) {
                         /* On disk in the background: a find storm must not
                          * stall the loop for two fsyncs per entry. */
                         char name[SHA1_HEX_LEN];
@@ -429,6 +460,11 @@ static void worker_event(Coordinator *c, Slot *s, cJSON *m)
                         mutsched_batch_done(&c->mutsched, h, count, h->new_features);
                 }
                 take_finds(c, s);
+                if (!s->seed_batch && s->base != SIZE_MAX)
+                        corpus_note_batch(c->corpus, s->base, count,
+                                          (uint64_t)msg_int(m, "finds", 0));
+                if (s->seed_batch)
+                        seeds_requeue(c, s, count);
                 /* The reference design's "modified input" check: the base
                  * and partner are read-only to runners, so a change means
                  * memory was scribbled on outside the target's reach. */
@@ -510,29 +546,94 @@ static void check_stuck(Coordinator *c)
         }
 }
 
+static bool seeds_left(const Coordinator *c)
+{
+        return c->n_seed_redo > 0 || c->next_seed < c->n_seeds;
+}
+
+/* The seeds still to run, as a range [*lo, *hi) of c->seeds. */
+static void seeds_next(const Coordinator *c, size_t *lo, size_t *hi)
+{
+        if (c->n_seed_redo) {
+                *lo = c->seed_redo[c->n_seed_redo - 1].lo;
+                *hi = c->seed_redo[c->n_seed_redo - 1].hi;
+        } else {
+                *lo = c->next_seed;
+                *hi = c->n_seeds;
+        }
+}
+
+/* Marks the seeds before @upto of the range seeds_next() gave as taken. */
+static void seeds_take(Coordinator *c, size_t upto)
+{
+        if (c->n_seed_redo) {
+                SeedRange *r = &c->seed_redo[c->n_seed_redo - 1];
+                r->lo = upto;
+                if (r->lo >= r->hi)
+                        c->n_seed_redo--;
+        } else {
+                c->next_seed = upto;
+        }
+}
+
+/* A seed batch that ended before its last seed (the finds area filled up,
+ * or seed @count crashed) leaves the seeds after @count to run again, so
+ * that every seed runs and its features are known. A batch that died
+ * before its first seed is not retried. */
+static void seeds_requeue(Coordinator *c, Slot *s, uint64_t count)
+{
+        if (count == 0 || count >= s->seed_hi - s->seed_lo)
+                return;
+        if (c->n_seed_redo == 0 && c->next_seed == s->seed_hi) {
+                /* Nothing was dispatched after it: simply go back. */
+                c->next_seed = s->seed_lo + (size_t)count;
+                return;
+        }
+        if (c->n_seed_redo == c->cap_seed_redo) {
+                size_t cap = c->cap_seed_redo ? c->cap_seed_redo * 2 : 16;
+                SeedRange *r = realloc(c->seed_redo, cap * sizeof(SeedRange));
+                if (!r) {
+                        log_warn("out of memory: %zu seeds are not run",
+                                 s->seed_hi - s->seed_lo - (size_t)count);
+                        return;
+                }
+                c->seed_redo = r;
+                c->cap_seed_redo = cap;
+        }
+        c->seed_redo[c->n_seed_redo++] = (SeedRange){s->seed_lo + (size_t)count, s->seed_hi};
+}
+
 static void dispatch_one(Coordinator *c, Slot *s)
 {
         WprocBatch b = {.batch_id = ++c->batch_ids, .chain_len = COORD_CHAIN_LEN};
         static const uint8_t empty[1];
 
+        size_t seed_lo = 0, seed_hi = 0;
         b.seed = prng_next64(&c->rng);
-        if (c->next_seed < c->n_seeds && c->seeds[c->next_seed].len + 4 > c->layout.max_len) {
+        s->base = SIZE_MAX;
+        if (seeds_left(c))
+                seeds_next(c, &seed_lo, &seed_hi);
+        if (seeds_left(c) && c->seeds[seed_lo].len + 4 > c->layout.max_len) {
                 /* A seed as long as the record's base runs alone. */
-                CorpusSeed *sd = &c->seeds[c->next_seed++];
+                CorpusSeed *sd = &c->seeds[seed_lo];
+                seeds_take(c, seed_lo + 1);
+                seed_hi = seed_lo + 1;
                 b.mode = RECORD_MODE_EXEC;
                 b.iters = 1;
                 b.base = sd->data ? sd->data : empty;
                 b.base_len = sd->len;
                 s->seed_batch = true;
-        } else if (c->next_seed < c->n_seeds) {
+        } else if (seeds_left(c)) {
                 /* The warm-up pass: as many seeds as the base holds, one per
                  * iteration of a single runner. */
-                size_t used = 0;
+                size_t used = 0, next = seed_lo;
                 b.mode = RECORD_MODE_SEEDS;
                 b.iters = 0;
-                while (c->next_seed < c->n_seeds &&
-                       used + 4 + c->seeds[c->next_seed].len <= c->layout.max_len) {
-                        CorpusSeed *sd = &c->seeds[c->next_seed++];
+                /* Every seed comes back with its features in a find slot,
+                 * so a batch runs at most as many as there are slots. */
+                while (next < seed_hi && next - seed_lo < RECORD_FINDS_SLOTS &&
+                       used + 4 + c->seeds[next].len <= c->layout.max_len) {
+                        CorpusSeed *sd = &c->seeds[next++];
                         uint32_t n = (uint32_t)sd->len;
                         uint8_t *p = c->seed_pack + used;
                         p[0] = (uint8_t)n;
@@ -544,6 +645,8 @@ static void dispatch_one(Coordinator *c, Slot *s)
                         used += 4 + n;
                         b.iters++;
                 }
+                seeds_take(c, next);
+                seed_hi = next;
                 b.base = c->seed_pack;
                 b.base_len = used;
                 s->seed_batch = true;
@@ -551,10 +654,17 @@ static void dispatch_one(Coordinator *c, Slot *s)
                 size_t n = corpus_size(c->corpus);
                 b.mode = RECORD_MODE_FUZZ;
                 b.base = empty;
-                if (n) {
+                if (n && c->legacy_schedule) {
                         size_t i = corpus_pick(c->corpus, &c->rng);
                         b.base = corpus_get(c->corpus, i, &b.base_len);
                         size_t p = prng_below(&c->rng, (uint32_t)n);
+                        b.partner = corpus_get(c->corpus, p, &b.partner_len);
+                } else if (n) {
+                        /* Both go into the record (wproc_send_batch), so
+                         * the batch replays whatever was chosen. */
+                        s->base = corpus_schedule(c->corpus, &c->rng);
+                        b.base = corpus_get(c->corpus, s->base, &b.base_len);
+                        size_t p = corpus_pick_partner(c->corpus, &c->rng);
                         b.partner = corpus_get(c->corpus, p, &b.partner_len);
                 }
                 b.table = dicts_table(c->dicts, &b.table_len);
@@ -584,6 +694,8 @@ static void dispatch_one(Coordinator *c, Slot *s)
                 return;
         }
         c->dispatched += b.iters;
+        s->seed_lo = seed_lo;
+        s->seed_hi = seed_hi;
         s->busy = true;
         s->busy_since = clock_now_ms();
         s->iters = b.iters;
@@ -928,6 +1040,8 @@ int coordinator_run(RunConfig *cfg)
                     (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40);
         }
         prng_seed(&c.rng, cfg->seed, 0x636f6f7264ULL);
+        const char *sched = getenv("SNAPFUZZ_SCHEDULE");
+        c.legacy_schedule = sched && strcmp(sched, "legacy") == 0;
 
         /* A malformed dictionary is a usage error: refused before the
          * output directory is touched. */
@@ -1058,6 +1172,7 @@ int coordinator_run(RunConfig *cfg)
         corpus_free(c.corpus);
         dicts_free(c.dicts);
         corpus_seeds_free(c.seeds, c.n_seeds);
+        free(c.seed_redo);
         free(c.seed_pack);
         free(c.slots);
         coverage_shared_unmap(c.cov);

@@ -17,6 +17,11 @@
  * at the guilty instruction, which the fault handler reports as
  * overwrite-input; nothing is compared after each execution.
  *
+ * After the loop, each input that found new coverage (and each seed) runs
+ * once more so that all its features are written next to it for the
+ * coordinator's scheduling (runner_find_features); the loop pays nothing
+ * for it.
+ *
  * Fatal signals are caught on an alternate stack (so a stack overflow is
  * caught too) with SA_RESETHAND: the handler writes the death area of the
  * record (signal, fault address, the blocked syscall for SIGSYS, the
@@ -33,6 +38,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -266,16 +272,74 @@ static void runner_flush_op_stats(RecordHeader *h, const MutatorTrace *trace, co
 }
 
 static void runner_push_find(void *region, const RecordLayout *l, const uint8_t *data, size_t len,
-                             uint64_t iteration)
+                             uint64_t iteration, uint32_t flags)
 {
         RecordFinds *f = record_finds(region, l);
         uint32_t used = f->used;
         RecordFindSlot *s = record_find_slot(region, l, used);
+        RecordFindFeatures *ff = record_find_features(region, l, used);
         s->len = (uint32_t)len;
-        s->flags = 0;
+        s->flags = flags;
         s->iteration = iteration;
         memcpy((uint8_t *)(s + 1), data, len);
+        ff->n = 0;
+        ff->complete = 0;
         __atomic_store_n(&f->used, used + 1, __ATOMIC_RELEASE);
+}
+
+static uint64_t runner_now_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* After the loop, each find runs once more and every feature it reaches is
+ * written next to it, for the coordinator's scheduling (core/corpus.h).
+ * This costs one execution per find and nothing in the loop. It runs after
+ * the loop so that the loop's history, which recovery replays for a
+ * state-dependent crash, stays exactly what it was; while a find runs
+ * again, count names that find's iteration, so a death here is recovered as
+ * the input that was running (from the batch's seed when its chain's slot
+ * has been reused since, recovery/replay.c). */
+static void runner_find_features(const RunnerArgs *a, RecordHeader *h, uint8_t *write_end,
+                                 const uint8_t *exec_end)
+{
+        void *region = a->region;
+        const RecordLayout *l = a->layout;
+        uint32_t used = record_finds(region, l)->used;
+        uint64_t last = h->count;
+
+        if (used > RECORD_FINDS_SLOTS)
+                used = RECORD_FINDS_SLOTS;
+        coverage_clear();
+        for (uint32_t i = 0; i < used; i++) {
+                RecordFindSlot *s = record_find_slot(region, l, i);
+                RecordFindFeatures *ff = record_find_features(region, l, i);
+                size_t len = s->len, n = 0;
+                memcpy(write_end - len, (const uint8_t *)(s + 1), len);
+                const uint8_t *data = exec_end - len;
+                if (h->flags & RECORD_F_CUSTOM)
+                        record_exec_note(h, s->iteration, data, len);
+
+                __atomic_store_n(&h->count, s->iteration, __ATOMIC_RELAXED);
+                __atomic_signal_fence(__ATOMIC_SEQ_CST);
+                cmplog_mode = cmplog_value_profile;
+                uint64_t t0 = runner_now_ns();
+                (void)a->test(data, len);
+                uint64_t t1 = runner_now_ns();
+                cmplog_mode = 0;
+                __atomic_signal_fence(__ATOMIC_SEQ_CST);
+
+                (void)coverage_collect(a->coverage, ff->id, RECORD_FIND_FEATURES, &n);
+                ff->n = (uint32_t)(n < RECORD_FIND_FEATURES ? n : RECORD_FIND_FEATURES);
+                ff->exec_ns = t1 - t0;
+                __atomic_store_n(&ff->complete,
+                                 n <= RECORD_FIND_FEATURES ? RECORD_FEATURES_COMPLETE
+                                                           : RECORD_FEATURES_TRUNCATED,
+                                 __ATOMIC_RELEASE);
+        }
+        __atomic_store_n(&h->count, last, __ATOMIC_RELAXED);
 }
 
 /* One step of a batch made with the target's custom mutator. What the
@@ -302,8 +366,7 @@ __attribute__((noreturn)) static void runner_rebuild(void *region, const RecordL
         int r = how == RECORD_REBUILT_SEED ? replay_custom_from_seed(region, l, cm, k, buf, &len)
                                            : replay_custom_at(region, l, cm, k, buf, &len);
         if (r == 0) {
-                runner_push_find(region, l, buf, len, k);
-                record_find_slot(region, l, 0)->flags = (uint32_t)how;
+                runner_push_find(region, l, buf, len, k, (uint32_t)how);
         }
         h->runner_state = RECORD_RUNNER_DONE;
         _exit(RUNNER_EXIT_DONE);
@@ -418,6 +481,7 @@ void runner_main(const RunnerArgs *a)
         uint64_t added = 0;
 
         int record_cmps = 0;
+        int full = 0;
 
         for (uint64_t k = 1; k <= iters; k++) {
                 if (fuzz) {
@@ -469,19 +533,20 @@ void runner_main(const RunnerArgs *a)
                         continue;
                 }
                 size_t nf = coverage_scan(a->coverage);
-                if (__builtin_expect(nf != 0, 0) && collect) {
+                /* Every seed is handed back, new coverage or not, so that
+                 * its features are known (a resumed run rebuilds them). */
+                if (__builtin_expect(nf != 0 || !fuzz, 0) && collect) {
                         added += nf;
                         h->new_features = added;
-                        runner_push_find(region, l, work, len, k);
+                        runner_push_find(region, l, work, len, k, nf ? 0 : RECORD_FIND_F_KNOWN);
                         if (fuzz) {
                                 cmplog_push_tokens(region, l, &trace);
                                 for (uint32_t ops = trace.ops; ops; ops &= ops - 1)
                                         op_found[__builtin_ctz(ops)]++;
                         }
                         if (record_finds(region, l)->used >= RECORD_FINDS_SLOTS) {
-                                runner_flush_op_stats(h, &trace, op_found);
-                                h->runner_state = RECORD_RUNNER_FULL;
-                                _exit(RUNNER_EXIT_DONE);
+                                full = 1;
+                                break;
                         }
                 }
                 if (__builtin_expect(suspect, 0))
@@ -493,6 +558,8 @@ void runner_main(const RunnerArgs *a)
                 _exit(RUNNER_EXIT_LEAK);
         }
         runner_flush_op_stats(h, &trace, op_found);
-        h->runner_state = RECORD_RUNNER_DONE;
+        if (collect)
+                runner_find_features(a, h, write_end, exec_end);
+        h->runner_state = full ? RECORD_RUNNER_FULL : RECORD_RUNNER_DONE;
         _exit(RUNNER_EXIT_DONE);
 }

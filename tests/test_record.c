@@ -44,7 +44,10 @@ Test(record, layout_is_fixed_and_page_aligned)
         cr_expect_geq(l.tokens_off, l.finds_off + sizeof(RecordFinds) +
                                         RECORD_FINDS_SLOTS * (sizeof(RecordFindSlot) + 4096));
         cr_expect_eq(l.tokens_off % 8, 0);
-        cr_expect_geq(l.region_size, l.tokens_off + sizeof(RecordTokens));
+        cr_expect_geq(l.features_off, l.tokens_off + sizeof(RecordTokens));
+        cr_expect_eq(l.features_off % 8, 0);
+        cr_expect_geq(l.region_size,
+                      l.features_off + RECORD_FINDS_SLOTS * sizeof(RecordFindFeatures));
         cr_expect_eq(record_layout(0, &l), -EINVAL);
         cr_expect_eq(record_layout(RECORD_MAX_LEN_LIMIT + 1, &l), -EINVAL);
 }

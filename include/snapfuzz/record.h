@@ -11,6 +11,7 @@
  *   layout.cmp_off                RECORD_CMP_TABLES frozen comparison tables
  *   layout.finds_off              RecordFinds + RECORD_FINDS_SLOTS slots
  *   layout.tokens_off             RecordTokens (for the automatic dictionary)
+ *   layout.features_off           RecordFindFeatures per find slot (scheduling)
  *
  * Invariant: the bytes of the input executed at iteration k of a batch are a
  * deterministic function of the record alone (header, base, partner, table,
@@ -279,6 +280,10 @@ typedef struct RecordFinds {
         uint64_t pad[7];
 } RecordFinds;
 
+/* RecordFindSlot.flags: the input reached no new coverage; it is there
+ * only so that its features are known (a seed, run as it is). */
+#define RECORD_FIND_F_KNOWN 1u
+
 _Static_assert(sizeof(RecordFindSlot) == 16, "find slot layout");
 _Static_assert(sizeof(RecordFinds) == 64, "finds header layout");
 
@@ -298,6 +303,24 @@ typedef struct RecordTokens {
         RecordToken token[RECORD_TOKEN_SLOTS];
 } RecordTokens;
 
+/* The coverage features of find slot i, for the coordinator's scheduling:
+ * written by the runner after its loop, when it runs each find once more
+ * and reads every (counter, hit-count bucket) the input reaches. A feature
+ * id is counter * 8 + the bucket's bit (0..7). Not part of the replay
+ * record; `complete` is set last, and a slot whose runner died before it
+ * got there has only the count of zero. */
+#define RECORD_FIND_FEATURES 4096u
+
+typedef struct RecordFindFeatures {
+        uint32_t n;        /* ids filled, at most RECORD_FIND_FEATURES */
+        uint32_t complete; /* RECORD_FEATURES_* once the slot is written */
+        uint64_t exec_ns;  /* how long that execution took */
+        uint32_t id[RECORD_FIND_FEATURES];
+} RecordFindFeatures;
+
+#define RECORD_FEATURES_COMPLETE 0x46454154u  /* every feature of the input is in id[] */
+#define RECORD_FEATURES_TRUNCATED 0x5452554eu /* it reached more than id[] holds */
+
 _Static_assert(sizeof(RecordToken) == 8 + RECORD_TOKEN_MAX, "token layout");
 _Static_assert(offsetof(RecordTokens, token) == 64, "tokens header layout");
 
@@ -312,7 +335,8 @@ typedef struct RecordLayout {
         size_t finds_off;
         size_t find_slot_size;
         size_t tokens_off;
-        size_t region_size; /* the whole region, finds and tokens included */
+        size_t features_off; /* RECORD_FINDS_SLOTS RecordFindFeatures */
+        size_t region_size;  /* the whole region, finds, tokens and features included */
 } RecordLayout;
 
 /* Fills @ret for @max_len (1..RECORD_MAX_LEN_LIMIT). Returns 0 or -EINVAL. */
@@ -347,6 +371,11 @@ static inline CmpTable *record_cmp(void *region, const RecordLayout *l, uint64_t
 static inline RecordTokens *record_tokens(void *region, const RecordLayout *l)
 {
         return (RecordTokens *)((uint8_t *)region + l->tokens_off);
+}
+static inline RecordFindFeatures *record_find_features(void *region, const RecordLayout *l,
+                                                       size_t i)
+{
+        return (RecordFindFeatures *)((uint8_t *)region + l->features_off) + i;
 }
 static inline RecordFinds *record_finds(void *region, const RecordLayout *l)
 {
