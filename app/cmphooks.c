@@ -41,23 +41,35 @@
 
 /* --- trace-cmp ---------------------------------------------------------- */
 
-/* One-byte comparisons only feed the value profile. */
-static inline void cmp1(uintptr_t pc, uint8_t a, uint8_t b)
+/* The hooks' fast path is a load of cmplog_mode, a branch and a return:
+ * a tokenizer makes a comparison per byte, so the cost of the hook when
+ * nothing records (most executions) is what a target pays. Everything
+ * else (the caller's address, the operands' bookkeeping) happens out of
+ * line, so the fast path needs no stack frame and no saved register. */
+static __attribute__((noinline, cold)) void cmp1_slow(uintptr_t pc, uint8_t a, uint8_t b)
 {
-        if (__builtin_expect(cmplog_mode & CMPLOG_VALUE_PROFILE, 0))
-                cmplog_vp(pc, (unsigned)__builtin_popcount((unsigned)(a ^ b)));
+        cmplog_vp(pc, (unsigned)__builtin_popcount((unsigned)(a ^ b)));
 }
 
+static __attribute__((noinline, cold)) void cmp_int_slow(uintptr_t pc, uint64_t a, uint64_t b,
+                                                         unsigned width, unsigned flags)
+{
+        cmplog_int(pc, a, b, width, flags);
+}
+
+/* One-byte comparisons only feed the value profile. */
 SF_EXPORT void __sanitizer_cov_trace_cmp1(uint8_t a, uint8_t b);
 SF_EXPORT void __sanitizer_cov_trace_cmp1(uint8_t a, uint8_t b)
 {
-        cmp1(CALLER_PC(), a, b);
+        if (__builtin_expect(cmplog_mode & CMPLOG_VALUE_PROFILE, 0))
+                cmp1_slow(CALLER_PC(), a, b);
 }
 
 SF_EXPORT void __sanitizer_cov_trace_const_cmp1(uint8_t c, uint8_t v);
 SF_EXPORT void __sanitizer_cov_trace_const_cmp1(uint8_t c, uint8_t v)
 {
-        cmp1(CALLER_PC(), v, c);
+        if (__builtin_expect(cmplog_mode & CMPLOG_VALUE_PROFILE, 0))
+                cmp1_slow(CALLER_PC(), v, c);
 }
 
 /* For trace_cmp both operands may come from the input; for const_cmp the
@@ -66,12 +78,14 @@ SF_EXPORT void __sanitizer_cov_trace_const_cmp1(uint8_t c, uint8_t v)
         SF_EXPORT void __sanitizer_cov_trace_cmp##bytes(type a, type b);                           \
         SF_EXPORT void __sanitizer_cov_trace_cmp##bytes(type a, type b)                            \
         {                                                                                          \
-                cmplog_int(CALLER_PC(), a, b, bytes, 0);                                           \
+                if (__builtin_expect(cmplog_mode != 0, 0))                                         \
+                        cmp_int_slow(CALLER_PC(), a, b, bytes, 0);                                 \
         }                                                                                          \
         SF_EXPORT void __sanitizer_cov_trace_const_cmp##bytes(type c, type v);                     \
         SF_EXPORT void __sanitizer_cov_trace_const_cmp##bytes(type c, type v)                      \
         {                                                                                          \
-                cmplog_int(CALLER_PC(), v, c, bytes, CMPTABLE_F_CONST);                            \
+                if (__builtin_expect(cmplog_mode != 0, 0))                                         \
+                        cmp_int_slow(CALLER_PC(), v, c, bytes, CMPTABLE_F_CONST);                  \
         }
 
 SF_CMP(2, uint16_t)
@@ -101,13 +115,15 @@ SF_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases)
 SF_EXPORT void __sanitizer_cov_trace_div4(uint32_t val);
 SF_EXPORT void __sanitizer_cov_trace_div4(uint32_t val)
 {
-        cmplog_int(CALLER_PC(), val, 0, 4, CMPTABLE_F_CONST);
+        if (__builtin_expect(cmplog_mode != 0, 0))
+                cmp_int_slow(CALLER_PC(), val, 0, 4, CMPTABLE_F_CONST);
 }
 
 SF_EXPORT void __sanitizer_cov_trace_div8(uint64_t val);
 SF_EXPORT void __sanitizer_cov_trace_div8(uint64_t val)
 {
-        cmplog_int(CALLER_PC(), val, 0, 8, CMPTABLE_F_CONST);
+        if (__builtin_expect(cmplog_mode != 0, 0))
+                cmp_int_slow(CALLER_PC(), val, 0, 8, CMPTABLE_F_CONST);
 }
 
 /* An array index: writing 0 over it is what the interesting-value

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,9 +38,12 @@
 #include "core/coverage.h"
 #include "core/crashstore.h"
 #include "core/fsutil.h"
+#include "core/hash.h"
 #include "core/log.h"
 #include "core/msg.h"
+#include "core/mutsched.h"
 #include "core/wproc.h"
+#include "core/writeq.h"
 #include "recovery/classify.h"
 #include "recovery/recovery.h"
 #include "snapfuzz/exitcode.h"
@@ -57,6 +61,8 @@ typedef struct Slot {
         bool alive;
         bool busy;
         bool seed_batch;
+        size_t seed_lo, seed_hi; /* a seed batch: the seeds it runs */
+        size_t base;             /* a fuzz batch: the corpus entry it mutates; SIZE_MAX: none */
         uint64_t iters;
         double rate; /* executions per millisecond, from the last batch */
         int64_t busy_since;
@@ -74,12 +80,20 @@ typedef struct Job {
         struct Job *next;
 } Job;
 
+/* Seeds of a batch that ended before its last one (the finds area filled
+ * up, or a seed crashed): run again from where it stopped. */
+typedef struct SeedRange {
+        size_t lo, hi;
+} SeedRange;
+
 typedef struct Coordinator {
         RunConfig *cfg;
         RecordLayout layout;
         Slot *slots;
         unsigned n_slots;
         Corpus *corpus;
+        WriteQueue *corpus_q; /* writes new entries into OUT/corpus off the loop */
+        int corpus_fd;
         RunDicts *dicts;
         int cov_fd;
         CoverageShared *cov;
@@ -96,9 +110,13 @@ typedef struct Coordinator {
         SfPrng rng;
         CorpusSeed *seeds;
         size_t n_seeds, next_seed, n_resumed;
-        uint8_t *seed_pack; /* the seed list of a warm-up batch (max_len bytes) */
+        SeedRange *seed_redo;
+        size_t n_seed_redo, cap_seed_redo;
+        bool legacy_schedule; /* SNAPFUZZ_SCHEDULE=legacy: the scheduler before energy */
+        uint8_t *seed_pack;   /* the seed list of a warm-up batch (max_len bytes) */
 
         uint64_t execs, dispatched, batch_ids;
+        uint64_t events; /* messages read from workers */
         int64_t start_ms, last_status_ms;
         uint64_t deaths, stored, unique, lost;
         int crash_pending;
@@ -111,6 +129,7 @@ typedef struct Coordinator {
         bool stopping, interrupted, internal_error;
         SandboxLog *sandbox_log; /* the workers' "sandbox" events */
         int outdir_fd;
+        MutSched mutsched; /* length limit and operator weights of fuzz batches */
 } Coordinator;
 
 static void fmt_count(char *buf, size_t cap, double v)
@@ -123,6 +142,16 @@ static void fmt_count(char *buf, size_t cap, double v)
                 snprintf(buf, cap, "%.1fk", v / 1e3);
         else
                 snprintf(buf, cap, "%.0f", v);
+}
+
+/* User and system time of the process or the calling thread. */
+static double rusage_seconds(int who)
+{
+        struct rusage ru;
+        if (getrusage(who, &ru) < 0)
+                return 0;
+        return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+               (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static int write_stats(Coordinator *c, const char *status)
@@ -142,6 +171,12 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "features", c->cov ? (double)c->cov->features : 0);
         cJSON_AddNumberToObject(j, "counters", c->cov ? (double)c->cov->counters : 0);
         cJSON_AddNumberToObject(j, "corpus", c->corpus ? (double)corpus_size(c->corpus) : 0);
+        if (c->corpus && !c->legacy_schedule) {
+                cJSON_AddNumberToObject(j, "corpus_active", (double)corpus_active_count(c->corpus));
+                cJSON_AddNumberToObject(j, "corpus_favored",
+                                        (double)corpus_favored_count(c->corpus));
+        }
+        cJSON_AddStringToObject(j, "schedule", c->legacy_schedule ? "legacy" : "energy");
         cJSON_AddNumberToObject(j, "autodict", c->dicts ? (double)dicts_auto_count(c->dicts) : 0);
         cJSON_AddNumberToObject(j, "runner_deaths", (double)c->deaths);
         cJSON_AddNumberToObject(j, "crashes", (double)c->stored);
@@ -150,6 +185,14 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "leak_suspects", (double)c->leak_suspects);
         cJSON_AddNumberToObject(j, "leak_suspects_dismissed", (double)c->leak_dismissed);
         cJSON_AddNumberToObject(j, "workers", c->n_slots);
+        cJSON_AddNumberToObject(j, "len_limit", (double)c->mutsched.len_limit);
+        /* What the coordinator itself costs: its own CPU time (not the
+         * workers' or the helper's) against the messages it handled, the
+         * figure that says how many workers one coordinator can serve;
+         * the event loop's share apart from the corpus writer thread's. */
+        cJSON_AddNumberToObject(j, "coordinator_cpu_s", rusage_seconds(RUSAGE_SELF));
+        cJSON_AddNumberToObject(j, "coordinator_loop_cpu_s", rusage_seconds(RUSAGE_THREAD));
+        cJSON_AddNumberToObject(j, "worker_events", (double)c->events);
         cJSON_AddStringToObject(j, "seed", seed);
         sandboxlog_add_stats(c->sandbox_log, j);
         char *s = cJSON_Print(j);
@@ -322,6 +365,9 @@ static void helper_event(Coordinator *c, cJSON *m)
 
 static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen);
 static void restart_slot(Coordinator *c, Slot *s, const char *why);
+static void seeds_requeue(Coordinator *c, Slot *s, uint64_t count);
+
+static void corpus_write_failed(Coordinator *c, int err);
 
 static void take_finds(Coordinator *c, Slot *s)
 {
@@ -332,17 +378,44 @@ static void take_finds(Coordinator *c, Slot *s)
                 used = RECORD_FINDS_SLOTS;
         for (uint32_t i = 0; i < used; i++) {
                 RecordFindSlot *fs = record_find_slot(region, &c->layout, i);
+                RecordFindFeatures *ff = record_find_features(region, &c->layout, i);
                 if (fs->len > c->layout.max_len)
                         continue; /* scribbled on; never trust a length from a runner */
-                int r = corpus_add(c->corpus, (const uint8_t *)(fs + 1), fs->len, true);
-                if (r < 0 && !c->internal_error) {
-                        log_error("cannot write to %s/corpus: %s", c->cfg->out_dir, strerror(-r));
-                        c->internal_error = true;
-                        c->stopping = true;
+                /* A seed that found nothing new is there for its features:
+                 * it joins the schedule, it is not written to OUT/corpus. */
+                bool known = fs->flags & RECORD_FIND_F_KNOWN;
+                if (known && c->legacy_schedule)
+                        continue;
+                const uint8_t *data = (const uint8_t *)(fs + 1);
+                int r = corpus_add(c->corpus, data, fs->len, false);
+                uint32_t complete = __atomic_load_n(&ff->complete, __ATOMIC_ACQUIRE);
+                if (r == 1 && !c->legacy_schedule && ff->n <= RECORD_FIND_FEATURES &&
+                    (complete == RECORD_FEATURES_COMPLETE ||
+                     complete == RECORD_FEATURES_TRUNCATED) &&
+                    corpus_set_features(c->corpus, corpus_size(c->corpus) - 1, ff->id, ff->n,
+                                        complete == RECORD_FEATURES_COMPLETE, ff->exec_ns) < 0)
+                        log_warn("out of memory: an input is scheduled without its features");
+                if (r == 1 && !known) {
+                        /* On disk in the background: a find storm must not
+                         * stall the loop for two fsyncs per entry. */
+                        char name[SHA1_HEX_LEN];
+                        sha1_hex(data, fs->len, name);
+                        r = writeq_put(c->corpus_q, name, data, fs->len);
                 }
+                if (r < 0)
+                        corpus_write_failed(c, r);
         }
         if (used)
                 (void)dicts_take_tokens(c->dicts, region, &c->layout);
+}
+
+static void corpus_write_failed(Coordinator *c, int err)
+{
+        if (c->internal_error)
+                return;
+        log_error("cannot write to %s/corpus: %s", c->cfg->out_dir, strerror(-err));
+        c->internal_error = true;
+        c->stopping = true;
 }
 
 static void queue_death(Coordinator *c, Slot *s, cJSON *died, bool leak_suspect)
@@ -382,7 +455,16 @@ static void worker_event(Coordinator *c, Slot *s, cJSON *m)
                 s->busy = false;
                 if (!s->seed_batch && count > 0)
                         s->rate = (double)count / (ms > 1 ? ms : 1);
+                if (!s->seed_batch) {
+                        const RecordHeader *h = record_header(wproc_region(s->w));
+                        mutsched_batch_done(&c->mutsched, h, count, h->new_features);
+                }
                 take_finds(c, s);
+                if (!s->seed_batch && s->base != SIZE_MAX)
+                        corpus_note_batch(c->corpus, s->base, count,
+                                          (uint64_t)msg_int(m, "finds", 0));
+                if (s->seed_batch)
+                        seeds_requeue(c, s, count);
                 /* The reference design's "modified input" check: the base
                  * and partner are read-only to runners, so a change means
                  * memory was scribbled on outside the target's reach. */
@@ -464,29 +546,94 @@ static void check_stuck(Coordinator *c)
         }
 }
 
+static bool seeds_left(const Coordinator *c)
+{
+        return c->n_seed_redo > 0 || c->next_seed < c->n_seeds;
+}
+
+/* The seeds still to run, as a range [*lo, *hi) of c->seeds. */
+static void seeds_next(const Coordinator *c, size_t *lo, size_t *hi)
+{
+        if (c->n_seed_redo) {
+                *lo = c->seed_redo[c->n_seed_redo - 1].lo;
+                *hi = c->seed_redo[c->n_seed_redo - 1].hi;
+        } else {
+                *lo = c->next_seed;
+                *hi = c->n_seeds;
+        }
+}
+
+/* Marks the seeds before @upto of the range seeds_next() gave as taken. */
+static void seeds_take(Coordinator *c, size_t upto)
+{
+        if (c->n_seed_redo) {
+                SeedRange *r = &c->seed_redo[c->n_seed_redo - 1];
+                r->lo = upto;
+                if (r->lo >= r->hi)
+                        c->n_seed_redo--;
+        } else {
+                c->next_seed = upto;
+        }
+}
+
+/* A seed batch that ended before its last seed (the finds area filled up,
+ * or seed @count crashed) leaves the seeds after @count to run again, so
+ * that every seed runs and its features are known. A batch that died
+ * before its first seed is not retried. */
+static void seeds_requeue(Coordinator *c, Slot *s, uint64_t count)
+{
+        if (count == 0 || count >= s->seed_hi - s->seed_lo)
+                return;
+        if (c->n_seed_redo == 0 && c->next_seed == s->seed_hi) {
+                /* Nothing was dispatched after it: simply go back. */
+                c->next_seed = s->seed_lo + (size_t)count;
+                return;
+        }
+        if (c->n_seed_redo == c->cap_seed_redo) {
+                size_t cap = c->cap_seed_redo ? c->cap_seed_redo * 2 : 16;
+                SeedRange *r = realloc(c->seed_redo, cap * sizeof(SeedRange));
+                if (!r) {
+                        log_warn("out of memory: %zu seeds are not run",
+                                 s->seed_hi - s->seed_lo - (size_t)count);
+                        return;
+                }
+                c->seed_redo = r;
+                c->cap_seed_redo = cap;
+        }
+        c->seed_redo[c->n_seed_redo++] = (SeedRange){s->seed_lo + (size_t)count, s->seed_hi};
+}
+
 static void dispatch_one(Coordinator *c, Slot *s)
 {
         WprocBatch b = {.batch_id = ++c->batch_ids, .chain_len = COORD_CHAIN_LEN};
         static const uint8_t empty[1];
 
+        size_t seed_lo = 0, seed_hi = 0;
         b.seed = prng_next64(&c->rng);
-        if (c->next_seed < c->n_seeds && c->seeds[c->next_seed].len + 4 > c->layout.max_len) {
+        s->base = SIZE_MAX;
+        if (seeds_left(c))
+                seeds_next(c, &seed_lo, &seed_hi);
+        if (seeds_left(c) && c->seeds[seed_lo].len + 4 > c->layout.max_len) {
                 /* A seed as long as the record's base runs alone. */
-                CorpusSeed *sd = &c->seeds[c->next_seed++];
+                CorpusSeed *sd = &c->seeds[seed_lo];
+                seeds_take(c, seed_lo + 1);
+                seed_hi = seed_lo + 1;
                 b.mode = RECORD_MODE_EXEC;
                 b.iters = 1;
                 b.base = sd->data ? sd->data : empty;
                 b.base_len = sd->len;
                 s->seed_batch = true;
-        } else if (c->next_seed < c->n_seeds) {
+        } else if (seeds_left(c)) {
                 /* The warm-up pass: as many seeds as the base holds, one per
                  * iteration of a single runner. */
-                size_t used = 0;
+                size_t used = 0, next = seed_lo;
                 b.mode = RECORD_MODE_SEEDS;
                 b.iters = 0;
-                while (c->next_seed < c->n_seeds &&
-                       used + 4 + c->seeds[c->next_seed].len <= c->layout.max_len) {
-                        CorpusSeed *sd = &c->seeds[c->next_seed++];
+                /* Every seed comes back with its features in a find slot,
+                 * so a batch runs at most as many as there are slots. */
+                while (next < seed_hi && next - seed_lo < RECORD_FINDS_SLOTS &&
+                       used + 4 + c->seeds[next].len <= c->layout.max_len) {
+                        CorpusSeed *sd = &c->seeds[next++];
                         uint32_t n = (uint32_t)sd->len;
                         uint8_t *p = c->seed_pack + used;
                         p[0] = (uint8_t)n;
@@ -498,6 +645,8 @@ static void dispatch_one(Coordinator *c, Slot *s)
                         used += 4 + n;
                         b.iters++;
                 }
+                seeds_take(c, next);
+                seed_hi = next;
                 b.base = c->seed_pack;
                 b.base_len = used;
                 s->seed_batch = true;
@@ -505,13 +654,22 @@ static void dispatch_one(Coordinator *c, Slot *s)
                 size_t n = corpus_size(c->corpus);
                 b.mode = RECORD_MODE_FUZZ;
                 b.base = empty;
-                if (n) {
+                if (n && c->legacy_schedule) {
                         size_t i = corpus_pick(c->corpus, &c->rng);
                         b.base = corpus_get(c->corpus, i, &b.base_len);
                         size_t p = prng_below(&c->rng, (uint32_t)n);
                         b.partner = corpus_get(c->corpus, p, &b.partner_len);
+                } else if (n) {
+                        /* Both go into the record (wproc_send_batch), so
+                         * the batch replays whatever was chosen. */
+                        s->base = corpus_schedule(c->corpus, &c->rng);
+                        b.base = corpus_get(c->corpus, s->base, &b.base_len);
+                        size_t p = corpus_pick_partner(c->corpus, &c->rng);
+                        b.partner = corpus_get(c->corpus, p, &b.partner_len);
                 }
                 b.table = dicts_table(c->dicts, &b.table_len);
+                b.len_limit = (uint32_t)c->mutsched.len_limit;
+                b.op_weights = c->mutsched.weights;
                 double want = s->rate > 0 ? s->rate * COORD_BATCH_MS : 256;
                 if (want < COORD_MIN_ITERS)
                         want = COORD_MIN_ITERS;
@@ -536,6 +694,8 @@ static void dispatch_one(Coordinator *c, Slot *s)
                 return;
         }
         c->dispatched += b.iters;
+        s->seed_lo = seed_lo;
+        s->seed_hi = seed_hi;
         s->busy = true;
         s->busy_since = clock_now_ms();
         s->iters = b.iters;
@@ -656,6 +816,7 @@ static void loop_once(Coordinator *c)
                         }
                         if (t == 0)
                                 break;
+                        c->events++;
                         worker_event(c, s, m);
                         cJSON_Delete(m);
                 }
@@ -750,11 +911,12 @@ static int load_seeds(Coordinator *c)
         return 0;
 }
 
-/* Starts (or restarts) the worker of a slot. Returns 0 or a WPROC_ERR_* /
- * negative errno, with a message for a person in @err. */
-static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
+static WprocConfig worker_config(const Coordinator *c)
 {
-        WprocConfig wc = {
+        return (WprocConfig){
+            /* bench/scale.sh puts a simulated worker here (bench/simworker.c)
+             * to load the real coordinator with more workers than cores. */
+            .exe = getenv("SNAPFUZZ_WORKER_EXE"),
             .target = c->cfg->target_abs,
             .max_len = c->cfg->max_len,
             .timeout_ms = c->cfg->timeout_ms,
@@ -766,33 +928,70 @@ static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
             .value_profile = c->cfg->value_profile,
             .detect_leaks = c->cfg->detect_leaks,
         };
-        int r = wproc_spawn(&s->w, &wc, err, errlen);
-        if (r < 0)
-                return r;
+}
+
+/* A slot whose worker has said hello. */
+static void slot_ready(Slot *s)
+{
         fcntl(wproc_evt_fd(s->w), F_SETFL, O_NONBLOCK);
         s->alive = true;
         s->busy = false;
+}
+
+/* Restarts the worker of a slot. Returns 0 or a WPROC_ERR_* / negative
+ * errno, with a message for a person in @err. */
+static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
+{
+        WprocConfig wc = worker_config(c);
+        int r = wproc_spawn(&s->w, &wc, err, errlen);
+        if (r < 0)
+                return r;
+        slot_ready(s);
         return 0;
 }
 
+/* Every worker loads the target at the same time: started one by one, 64
+ * workers would cost 64 initializations of wall time before the first
+ * batch. Hellos are then awaited in order; slots become usable (n_slots)
+ * only once their worker has said hello. */
 static int start_workers(Coordinator *c)
 {
         char err[1024];
+        unsigned launched = 0;
+        int r = 0;
+
         c->slots = calloc(c->cfg->workers, sizeof(Slot));
         if (!c->slots)
                 return SF_EXIT_INTERNAL;
-        for (unsigned i = 0; i < c->cfg->workers; i++) {
-                int r = spawn_slot(c, &c->slots[i], err, sizeof(err));
-                if (r < 0) {
-                        log_error("%s: %s", c->cfg->target, err);
-                        return r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ||
-                                       r == WPROC_ERR_TIMEOUT
-                                   ? SF_EXIT_USAGE
-                                   : SF_EXIT_INTERNAL;
-                }
-                c->n_slots++;
+        WprocConfig wc = worker_config(c);
+        for (; launched < c->cfg->workers; launched++) {
+                r = wproc_launch(&c->slots[launched].w, &wc, err, sizeof(err));
+                if (r < 0)
+                        goto err_launched;
+        }
+        for (; c->n_slots < launched; c->n_slots++) {
+                Slot *s = &c->slots[c->n_slots];
+                r = wproc_await_hello(s->w, err, sizeof(err));
+                if (r < 0)
+                        goto err_launched;
+                slot_ready(s);
         }
         return 0;
+
+err_launched:
+        /* The workers not yet counted are still loading, or failed the
+         * same way: they go now rather than after a grace period each. */
+        for (unsigned i = c->n_slots; i < launched; i++) {
+                pid_t pid = wproc_pid(c->slots[i].w);
+                if (pid > 0) /* -1 once reaped: never kill(-1) */
+                        kill(pid, SIGKILL);
+                wproc_free(c->slots[i].w);
+                c->slots[i].w = NULL;
+        }
+        log_error("%s: %s", c->cfg->target, err);
+        return r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED || r == WPROC_ERR_TIMEOUT
+                   ? SF_EXIT_USAGE
+                   : SF_EXIT_INTERNAL;
 }
 
 static void shutdown_all(Coordinator *c)
@@ -829,6 +1028,7 @@ int coordinator_run(RunConfig *cfg)
                          .sigfd = -1,
                          .helper_evt = -1,
                          .outdir_fd = -1,
+                         .corpus_fd = -1,
                          .leak_watch = cfg->detect_leaks};
         int r;
 
@@ -840,6 +1040,8 @@ int coordinator_run(RunConfig *cfg)
                     (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40);
         }
         prng_seed(&c.rng, cfg->seed, 0x636f6f7264ULL);
+        const char *sched = getenv("SNAPFUZZ_SCHEDULE");
+        c.legacy_schedule = sched && strcmp(sched, "legacy") == 0;
 
         /* A malformed dictionary is a usage error: refused before the
          * output directory is touched. */
@@ -861,6 +1063,11 @@ int coordinator_run(RunConfig *cfg)
         c.seed_pack = malloc(c.layout.max_len);
         if (!c.seed_pack)
                 return SF_EXIT_INTERNAL;
+        size_t longest_seed = 0;
+        for (size_t i = 0; i < c.n_seeds; i++)
+                if (c.seeds[i].len > longest_seed)
+                        longest_seed = c.seeds[i].len;
+        mutsched_init(&c.mutsched, c.layout.max_len, longest_seed);
         char corpus_dir[4096];
         snprintf(corpus_dir, sizeof(corpus_dir), "%s/corpus", cfg->out_dir);
         r = corpus_new(&c.corpus, corpus_dir);
@@ -885,6 +1092,15 @@ int coordinator_run(RunConfig *cfg)
         r = helper_start(&c);
         if (r < 0) {
                 log_error("cannot start the recovery helper: %s", strerror(-r));
+                return SF_EXIT_INTERNAL;
+        }
+        /* After the helper's fork and the signal mask: the writer thread
+         * is the coordinator's alone and never takes a signal. */
+        c.corpus_fd = open(corpus_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = c.corpus_fd < 0 ? -errno : writeq_new(&c.corpus_q, c.corpus_fd);
+        if (r < 0) {
+                log_error("cannot open %s for writing: %s", corpus_dir, strerror(-r));
+                shutdown_all(&c);
                 return SF_EXIT_INTERNAL;
         }
         /* Nothing is printed before the target is known to load, so that a
@@ -922,6 +1138,9 @@ int coordinator_run(RunConfig *cfg)
                         c.internal_error = true;
                         c.stopping = true;
                 }
+                r = writeq_error(c.corpus_q);
+                if (r < 0)
+                        corpus_write_failed(&c, r);
                 int64_t now = clock_now_ms();
                 if (now - c.last_status_ms >= (int64_t)cfg->status_every_s * 1000) {
                         c.last_status_ms = now;
@@ -931,6 +1150,9 @@ int coordinator_run(RunConfig *cfg)
                 }
         }
         shutdown_all(&c);
+        r = writeq_flush(c.corpus_q);
+        if (r < 0)
+                corpus_write_failed(&c, r);
         save_autodict(&c);
         print_status(&c, "done ");
         sandboxlog_summary(c.sandbox_log);
@@ -945,9 +1167,12 @@ int coordinator_run(RunConfig *cfg)
         if (!c.stored && !c.lost)
                 log_info("no crash found");
 
+        writeq_free(c.corpus_q);
+        close(c.corpus_fd);
         corpus_free(c.corpus);
         dicts_free(c.dicts);
         corpus_seeds_free(c.seeds, c.n_seeds);
+        free(c.seed_redo);
         free(c.seed_pack);
         free(c.slots);
         coverage_shared_unmap(c.cov);

@@ -10,8 +10,17 @@
  *   3. the target is called with the copy, so a target that writes into its
  *      const input cannot change the next mutation's starting point (and is
  *      reported: libFuzzer's "overwrites its const input").
- * The copy the target sees ends exactly at a PROT_NONE guard page, so a read
- * one byte past the input faults even without AddressSanitizer.
+ * The copy lives in a memfd mapped twice: the runner writes it through a
+ * writable view, the target gets a read-only view of the same pages that
+ * ends exactly at a PROT_NONE guard page. A read one byte past the input
+ * faults even without AddressSanitizer, and a write into the input faults
+ * at the guilty instruction, which the fault handler reports as
+ * overwrite-input; nothing is compared after each execution.
+ *
+ * After the loop, each input that found new coverage (and each seed) runs
+ * once more so that all its features are written next to it for the
+ * coordinator's scheduling (runner_find_features); the loop pays nothing
+ * for it.
  *
  * Fatal signals are caught on an alternate stack (so a stack overflow is
  * caught too) with SA_RESETHAND: the handler writes the death area of the
@@ -29,17 +38,22 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include "app/runner.h"
 #include "core/cmplog.h"
+#include "recovery/replay.h"
 #include "snapfuzz/mutator.h"
 
 #include "snapfuzz/banned.h"
 
 static RecordHeader *runner_header;
 static RecordDeath *runner_death;
+/* The read-only view of the input buffer: a write fault inside it is the
+ * target writing into its const input. */
+static uintptr_t runner_input_lo, runner_input_hi;
 
 static void runner_record_death(int sig, siginfo_t *si, void *uctx, uint32_t reason)
 {
@@ -91,6 +105,12 @@ static void runner_record_death(int sig, siginfo_t *si, void *uctx, uint32_t rea
 
 static void runner_on_fatal(int sig, siginfo_t *si, void *uctx)
 {
+        uintptr_t addr = (uintptr_t)si->si_addr;
+        if (sig == SIGSEGV && si->si_code == SEGV_ACCERR && addr >= runner_input_lo &&
+            addr < runner_input_hi) {
+                runner_record_death(sig, si, uctx, RECORD_DEATH_OVERWRITE);
+                _exit(RUNNER_EXIT_OVERWRITE);
+        }
         runner_record_death(sig, si, uctx, RECORD_DEATH_SIGNAL);
         /* SA_RESETHAND already restored the default action. A fault
          * re-executes and kills; a signal that was sent (abort's raise, a
@@ -211,33 +231,145 @@ static void runner_leak_rerun(TargetTestOneInput test, const uint8_t *data, size
         }
 }
 
-/* A buffer whose end touches a PROT_NONE page. */
-static uint8_t *runner_map_guarded(size_t max_len)
+/* The input buffer: @ret_rw is a writable view of max_len bytes (rounded
+ * up to pages), @ret_ro_end the end of a read-only view of the same pages,
+ * which touches a PROT_NONE page. The same offset in both views is the same
+ * byte. Returns 0 or -1. */
+static int runner_map_input(size_t max_len, uint8_t **ret_rw, uint8_t **ret_ro_end)
 {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         size_t body = (max_len + page - 1) / page * page;
         if (body == 0)
                 body = page;
-        uint8_t *p =
-            mmap(NULL, body + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-                return NULL;
-        if (mprotect(p + body, page, PROT_NONE) < 0)
-                return NULL;
-        return p + body;
+        int fd = memfd_create("snapfuzz-input", MFD_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        uint8_t *rw = MAP_FAILED, *ro = MAP_FAILED;
+        if (ftruncate(fd, (off_t)body) == 0)
+                rw = mmap(NULL, body, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        /* Reserve the read-only view and its guard page in one piece, then
+         * put the file over all but the last page. */
+        if (rw != MAP_FAILED)
+                ro = mmap(NULL, body + page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (ro != MAP_FAILED &&
+            mmap(ro, body, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+                ro = MAP_FAILED;
+        close(fd);
+        if (ro == MAP_FAILED)
+                return -1;
+        runner_input_lo = (uintptr_t)ro;
+        runner_input_hi = (uintptr_t)ro + body;
+        *ret_rw = rw + body;
+        *ret_ro_end = ro + body;
+        return 0;
+}
+
+/* The batch's operator figures, for the coordinator's weights. */
+static void runner_flush_op_stats(RecordHeader *h, const MutatorTrace *trace, const uint32_t *found)
+{
+        memcpy(h->op_applied, trace->applied, sizeof(h->op_applied));
+        memcpy(h->op_found, found, sizeof(h->op_found));
 }
 
 static void runner_push_find(void *region, const RecordLayout *l, const uint8_t *data, size_t len,
-                             uint64_t iteration)
+                             uint64_t iteration, uint32_t flags)
 {
         RecordFinds *f = record_finds(region, l);
         uint32_t used = f->used;
         RecordFindSlot *s = record_find_slot(region, l, used);
+        RecordFindFeatures *ff = record_find_features(region, l, used);
         s->len = (uint32_t)len;
-        s->flags = 0;
+        s->flags = flags;
         s->iteration = iteration;
         memcpy((uint8_t *)(s + 1), data, len);
+        ff->n = 0;
+        ff->complete = 0;
         __atomic_store_n(&f->used, used + 1, __ATOMIC_RELEASE);
+}
+
+static uint64_t runner_now_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* After the loop, each find runs once more and every feature it reaches is
+ * written next to it, for the coordinator's scheduling (core/corpus.h).
+ * This costs one execution per find and nothing in the loop. It runs after
+ * the loop so that the loop's history, which recovery replays for a
+ * state-dependent crash, stays exactly what it was; while a find runs
+ * again, count names that find's iteration, so a death here is recovered as
+ * the input that was running (from the batch's seed when its chain's slot
+ * has been reused since, recovery/replay.c). */
+static void runner_find_features(const RunnerArgs *a, RecordHeader *h, uint8_t *write_end,
+                                 const uint8_t *exec_end)
+{
+        void *region = a->region;
+        const RecordLayout *l = a->layout;
+        uint32_t used = record_finds(region, l)->used;
+        uint64_t last = h->count;
+
+        if (used > RECORD_FINDS_SLOTS)
+                used = RECORD_FINDS_SLOTS;
+        coverage_clear();
+        for (uint32_t i = 0; i < used; i++) {
+                RecordFindSlot *s = record_find_slot(region, l, i);
+                RecordFindFeatures *ff = record_find_features(region, l, i);
+                size_t len = s->len, n = 0;
+                memcpy(write_end - len, (const uint8_t *)(s + 1), len);
+                const uint8_t *data = exec_end - len;
+                if (h->flags & RECORD_F_CUSTOM)
+                        record_exec_note(h, s->iteration, data, len);
+
+                __atomic_store_n(&h->count, s->iteration, __ATOMIC_RELAXED);
+                __atomic_signal_fence(__ATOMIC_SEQ_CST);
+                cmplog_mode = cmplog_value_profile;
+                uint64_t t0 = runner_now_ns();
+                (void)a->test(data, len);
+                uint64_t t1 = runner_now_ns();
+                cmplog_mode = 0;
+                __atomic_signal_fence(__ATOMIC_SEQ_CST);
+
+                (void)coverage_collect(a->coverage, ff->id, RECORD_FIND_FEATURES, &n);
+                ff->n = (uint32_t)(n < RECORD_FIND_FEATURES ? n : RECORD_FIND_FEATURES);
+                ff->exec_ns = t1 - t0;
+                __atomic_store_n(&ff->complete,
+                                 n <= RECORD_FIND_FEATURES ? RECORD_FEATURES_COMPLETE
+                                                           : RECORD_FEATURES_TRUNCATED,
+                                 __ATOMIC_RELEASE);
+        }
+        __atomic_store_n(&h->count, last, __ATOMIC_RELAXED);
+}
+
+/* One step of a batch made with the target's custom mutator. What the
+ * mutator's own code hit is not coverage of the input, so the counters are
+ * cleared after it (as libFuzzer resets its maps before each execution);
+ * the input is noted for recovery before count can name it. */
+static size_t runner_custom_step(RecordHeader *h, const CustomMutator *cm, const MutatorCtx *ctx,
+                                 SfPrng *rng, uint8_t *work, size_t len, size_t max_len, uint64_t k)
+{
+        len = custom_mutate(cm, ctx, rng, work, len, max_len);
+        coverage_clear();
+        record_exec_note(h, k, work, len);
+        return len;
+}
+
+__attribute__((noreturn)) static void runner_rebuild(void *region, const RecordLayout *l,
+                                                     const CustomMutator *cm, int how, uint8_t *buf)
+{
+        RecordHeader *h = record_header(region);
+        uint64_t k = __atomic_load_n(&h->count, __ATOMIC_RELAXED);
+        size_t len = 0;
+
+        h->runner_state = RECORD_RUNNER_REBUILDING;
+        int r = how == RECORD_REBUILT_SEED ? replay_custom_from_seed(region, l, cm, k, buf, &len)
+                                           : replay_custom_at(region, l, cm, k, buf, &len);
+        if (r == 0) {
+                runner_push_find(region, l, buf, len, k, (uint32_t)how);
+        }
+        h->runner_state = RECORD_RUNNER_DONE;
+        _exit(RUNNER_EXIT_DONE);
 }
 
 void runner_main(const RunnerArgs *a)
@@ -270,9 +402,10 @@ void runner_main(const RunnerArgs *a)
         if (sandbox_isolate(a->sandbox) < 0)
                 _exit(RUNNER_EXIT_SETUP);
 
-        uint8_t *exec_end = runner_map_guarded(l->max_len);
+        uint8_t *write_end, *exec_end;
         uint8_t *work = malloc(l->max_len);
-        if (!exec_end || !work || runner_install_handlers() < 0)
+        if (runner_map_input(l->max_len, &write_end, &exec_end) < 0 || !work ||
+            runner_install_handlers() < 0)
                 _exit(RUNNER_EXIT_SETUP);
 
         /* The batch's inputs and table are read-only for the target: a
@@ -285,6 +418,7 @@ void runner_main(const RunnerArgs *a)
         const uint8_t *base = record_base(region, l);
         const size_t base_len = h->base_len;
         const size_t max_len = l->max_len;
+        const size_t mut_max = record_mutation_max_len(h, l);
         const uint64_t iters = h->iters;
         const uint64_t chain_len = h->chain_len;
         const int fuzz = h->mode == RECORD_MODE_FUZZ;
@@ -298,11 +432,14 @@ void runner_main(const RunnerArgs *a)
 
         static MutatorDict dict;
         static MutatorTrace trace;
+        static MutatorPlan plan;
+        static uint32_t op_found[MUTATOR_WEIGHTS];
         MutatorCtx ctx = {
             .partner = record_partner(region, l),
             .partner_len = h->partner_len,
             .dict = NULL,
             .trace = &trace,
+            .plan = mutator_plan_init(&plan, h->op_weights) ? &plan : NULL,
         };
         CmpFreezer freezer;
         cmplog_freezer_init(&freezer, region, l);
@@ -311,6 +448,18 @@ void runner_main(const RunnerArgs *a)
 
         SfPrng rng;
         prng_seed(&rng, h->seed, h->batch_id);
+
+        /* The target's custom mutator, for a batch that the worker says
+         * uses it; its crossover writes into a scratch buffer of ours. */
+        CustomMutator cm = {0};
+        const CustomMutator *custom = NULL;
+        if (a->custom && ((h->flags & RECORD_F_CUSTOM) || a->rebuild)) {
+                cm = *a->custom;
+                cm.scratch = malloc(max_len);
+                if (!cm.scratch)
+                        _exit(RUNNER_EXIT_SETUP);
+                custom = &cm;
+        }
 
         /* Whatever the target's initialization touched is not coverage of
          * any input. */
@@ -324,12 +473,15 @@ void runner_main(const RunnerArgs *a)
          * --malloc-limit-mb. */
         if (runner_malloc_armed)
                 *runner_malloc_armed = 1;
+        if (a->rebuild)
+                runner_rebuild(region, l, custom, a->rebuild, work);
 
         size_t len = base_len;
         memcpy(work, base, base_len);
         uint64_t added = 0;
 
         int record_cmps = 0;
+        int full = 0;
 
         for (uint64_t k = 1; k <= iters; k++) {
                 if (fuzz) {
@@ -344,7 +496,11 @@ void runner_main(const RunnerArgs *a)
                                 memcpy(work, base, base_len);
                                 len = base_len;
                         }
-                        len = mutator_mutate(&ctx, &rng, work, len, max_len);
+                        if (custom)
+                                len = runner_custom_step(h, custom, &ctx, &rng, work, len, mut_max,
+                                                         k);
+                        else
+                                len = mutator_mutate(&ctx, &rng, work, len, mut_max);
                 } else if (seeds) {
                         const uint8_t *entry;
                         uint32_t elen;
@@ -357,8 +513,8 @@ void runner_main(const RunnerArgs *a)
                 }
                 if (__builtin_expect(k < first, 0))
                         continue; /* replaying history: only the mutations */
-                uint8_t *data = exec_end - len;
-                memcpy(data, work, len);
+                memcpy(write_end - len, work, len);
+                const uint8_t *data = exec_end - len;
 
                 __atomic_store_n(&h->count, k, __ATOMIC_RELAXED);
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -370,11 +526,6 @@ void runner_main(const RunnerArgs *a)
                 cmplog_mode = 0;
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
                 const int suspect = watch_leaks && runner_mallocs - mallocs > runner_frees - frees;
-
-                if (__builtin_expect(memcmp(data, work, len) != 0, 0)) {
-                        runner_record_death(0, NULL, NULL, RECORD_DEATH_OVERWRITE);
-                        _exit(RUNNER_EXIT_OVERWRITE);
-                }
                 if (rc == TARGET_REJECT) {
                         coverage_clear();
                         if (__builtin_expect(suspect, 0))
@@ -382,15 +533,20 @@ void runner_main(const RunnerArgs *a)
                         continue;
                 }
                 size_t nf = coverage_scan(a->coverage);
-                if (__builtin_expect(nf != 0, 0) && collect) {
+                /* Every seed is handed back, new coverage or not, so that
+                 * its features are known (a resumed run rebuilds them). */
+                if (__builtin_expect(nf != 0 || !fuzz, 0) && collect) {
                         added += nf;
                         h->new_features = added;
-                        runner_push_find(region, l, work, len, k);
-                        if (fuzz)
+                        runner_push_find(region, l, work, len, k, nf ? 0 : RECORD_FIND_F_KNOWN);
+                        if (fuzz) {
                                 cmplog_push_tokens(region, l, &trace);
+                                for (uint32_t ops = trace.ops; ops; ops &= ops - 1)
+                                        op_found[__builtin_ctz(ops)]++;
+                        }
                         if (record_finds(region, l)->used >= RECORD_FINDS_SLOTS) {
-                                h->runner_state = RECORD_RUNNER_FULL;
-                                _exit(RUNNER_EXIT_DONE);
+                                full = 1;
+                                break;
                         }
                 }
                 if (__builtin_expect(suspect, 0))
@@ -401,6 +557,9 @@ void runner_main(const RunnerArgs *a)
                 runner_record_death(0, NULL, NULL, RECORD_DEATH_LEAK);
                 _exit(RUNNER_EXIT_LEAK);
         }
-        h->runner_state = RECORD_RUNNER_DONE;
+        runner_flush_op_stats(h, &trace, op_found);
+        if (collect)
+                runner_find_features(a, h, write_end, exec_end);
+        h->runner_state = full ? RECORD_RUNNER_FULL : RECORD_RUNNER_DONE;
         _exit(RUNNER_EXIT_DONE);
 }

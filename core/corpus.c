@@ -1,6 +1,16 @@
 /*
  * Entries are found by SHA-1 in an open-addressing table, so adding is O(1)
  * and a duplicate is never stored twice, in memory or on disk.
+ *
+ * Scheduling (corpus.h): feature ids are interned into dense indices (an
+ * open-addressing table), so an entry's features are an array of small
+ * integers and the per-feature data (the best entry, how many active
+ * entries reach it) are plain arrays. Keeping the best entry per feature is
+ * incremental (an entry's count of features it is best for only falls as
+ * better entries arrive, so a superseded entry stays superseded); the
+ * rarity, the means and the favoured cover are recomputed when an entry
+ * was added since the last pick, which costs one pass over every active
+ * entry's features.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,10 +27,27 @@
 
 #include "snapfuzz/banned.h"
 
+typedef enum EntryFeatures {
+        ENTRY_FEATURES_NONE = 0, /* unknown: never superseded */
+        ENTRY_FEATURES_PARTIAL,  /* some: never superseded */
+        ENTRY_FEATURES_COMPLETE,
+} EntryFeatures;
+
 typedef struct Entry {
         uint8_t *data;
         size_t len;
         uint8_t sha[SHA1_DIGEST_LEN];
+        /* Scheduling. */
+        uint32_t *feat; /* dense feature indices */
+        uint32_t n_feat;
+        uint32_t n_best; /* features this entry is the best input for */
+        uint8_t known;   /* EntryFeatures */
+        bool favored;
+        uint64_t exec_ns;
+        uint64_t execs;     /* executions of batches based on it */
+        uint32_t batches;   /* such batches */
+        uint32_t fruitless; /* such batches in a row that found nothing */
+        double weight;      /* the energy's part that changes with the corpus */
 } Entry;
 
 struct Corpus {
@@ -29,6 +56,23 @@ struct Corpus {
         uint32_t *slots; /* index+1 into entries; 0 = empty */
         size_t n_slots;
         int dirfd;
+
+        /* Feature ids interned to dense indices 0..n_feat-1. */
+        uint32_t *fkey;  /* the id */
+        uint32_t *fval;  /* dense index + 1; 0 = empty */
+        size_t n_fslots; /* a power of two */
+        uint32_t *best;  /* per dense index: entry index + 1 */
+        uint32_t *freq;  /* per dense index: active entries reaching it */
+        uint8_t *mark;   /* per dense index: scratch */
+        size_t n_feat, cap_feat;
+
+        bool dirty;       /* an entry came or went since the last recompute */
+        uint32_t *active; /* active entry indices, from the last recompute */
+        size_t n_active, n_favored;
+        size_t n_computed;    /* entries when it was computed */
+        double mean_weight;   /* of the active entries then */
+        uint64_t cost;        /* features it went through */
+        uint64_t picks_since; /* picks since */
 };
 
 int corpus_new(Corpus **ret, const char *dir)
@@ -65,10 +109,18 @@ void corpus_free(Corpus *c)
 {
         if (!c)
                 return;
-        for (size_t i = 0; i < c->n; i++)
+        for (size_t i = 0; i < c->n; i++) {
                 free(c->entries[i].data);
+                free(c->entries[i].feat);
+        }
         free(c->entries);
         free(c->slots);
+        free(c->fkey);
+        free(c->fval);
+        free(c->best);
+        free(c->freq);
+        free(c->mark);
+        free(c->active);
         if (c->dirfd >= 0)
                 close(c->dirfd);
         free(c);
@@ -126,6 +178,7 @@ int corpus_add(Corpus *c, const uint8_t *data, size_t len, bool persist)
                 c->cap = cap;
         }
         Entry *e = &c->entries[c->n];
+        *e = (Entry){0};
         e->data = malloc(len ? len : 1);
         if (!e->data)
                 return -ENOMEM;
@@ -135,6 +188,7 @@ int corpus_add(Corpus *c, const uint8_t *data, size_t len, bool persist)
         memcpy(e->sha, sha, SHA1_DIGEST_LEN);
         c->slots[k] = (uint32_t)(c->n + 1);
         c->n++;
+        c->dirty = true;
         if (c->n * 2 > c->n_slots)
                 return grow_slots(c) < 0 ? -ENOMEM : 1;
         return 1;
@@ -160,6 +214,334 @@ size_t corpus_pick(const Corpus *c, SfPrng *rng)
                 return c->n - 1 - prng_below(rng, (uint32_t)recent);
         }
         return prng_below(rng, (uint32_t)c->n);
+}
+
+/* --- scheduling --- */
+
+static size_t fslot_of(uint32_t id, size_t n_slots)
+{
+        return (size_t)(((uint64_t)id * UINT64_C(0x9e3779b97f4a7c15)) >> 40) & (n_slots - 1);
+}
+
+static int grow_features(Corpus *c)
+{
+        if (c->n_feat == c->cap_feat) {
+                size_t cap = c->cap_feat ? c->cap_feat * 2 : 4096;
+                uint32_t *b = realloc(c->best, cap * sizeof(uint32_t));
+                if (!b)
+                        return -ENOMEM;
+                c->best = b;
+                uint32_t *f = realloc(c->freq, cap * sizeof(uint32_t));
+                if (!f)
+                        return -ENOMEM;
+                c->freq = f;
+                uint8_t *m = realloc(c->mark, cap);
+                if (!m)
+                        return -ENOMEM;
+                c->mark = m;
+                c->cap_feat = cap;
+        }
+        if ((c->n_feat + 1) * 2 <= c->n_fslots)
+                return 0;
+        size_t n = c->n_fslots ? c->n_fslots * 2 : 8192;
+        uint32_t *key = calloc(n, sizeof(uint32_t));
+        uint32_t *val = calloc(n, sizeof(uint32_t));
+        if (!key || !val) {
+                free(key);
+                free(val);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < c->n_fslots; i++) {
+                if (!c->fval[i])
+                        continue;
+                size_t k = fslot_of(c->fkey[i], n);
+                while (val[k])
+                        k = (k + 1) & (n - 1);
+                key[k] = c->fkey[i];
+                val[k] = c->fval[i];
+        }
+        free(c->fkey);
+        free(c->fval);
+        c->fkey = key;
+        c->fval = val;
+        c->n_fslots = n;
+        return 0;
+}
+
+/* The dense index of feature @id, added when new. Returns 0 or -ENOMEM. */
+static int feature_intern(Corpus *c, uint32_t id, uint32_t *ret)
+{
+        if (c->n_fslots) {
+                size_t k = fslot_of(id, c->n_fslots);
+                while (c->fval[k]) {
+                        if (c->fkey[k] == id) {
+                                *ret = c->fval[k] - 1;
+                                return 0;
+                        }
+                        k = (k + 1) & (c->n_fslots - 1);
+                }
+        }
+        int r = grow_features(c);
+        if (r < 0)
+                return r;
+        size_t k = fslot_of(id, c->n_fslots);
+        while (c->fval[k])
+                k = (k + 1) & (c->n_fslots - 1);
+        c->fkey[k] = id;
+        c->fval[k] = (uint32_t)(c->n_feat + 1);
+        c->best[c->n_feat] = 0;
+        *ret = (uint32_t)c->n_feat++;
+        return 0;
+}
+
+/* The order in which inputs are preferred for a feature: shorter, then
+ * faster, then older. A total order, fixed once both have features. */
+static bool entry_better(const Corpus *c, size_t a, size_t b)
+{
+        const Entry *x = &c->entries[a], *y = &c->entries[b];
+        if (x->len != y->len)
+                return x->len < y->len;
+        if (x->exec_ns != y->exec_ns)
+                return x->exec_ns < y->exec_ns;
+        return a < b;
+}
+
+int corpus_set_features(Corpus *c, size_t i, const uint32_t *ids, size_t n, bool complete,
+                        uint64_t exec_ns)
+{
+        Entry *e = &c->entries[i];
+        if (e->known != ENTRY_FEATURES_NONE)
+                return 0;
+        uint32_t *feat = malloc((n ? n : 1) * sizeof(uint32_t));
+        if (!feat)
+                return -ENOMEM;
+        size_t m = 0;
+        for (size_t k = 0; k < n; k++) {
+                uint32_t d;
+                int r = feature_intern(c, ids[k], &d);
+                if (r < 0) {
+                        free(feat);
+                        return r;
+                }
+                feat[m++] = d;
+        }
+        e->feat = feat;
+        e->n_feat = (uint32_t)m;
+        e->exec_ns = exec_ns;
+        e->known = complete ? ENTRY_FEATURES_COMPLETE : ENTRY_FEATURES_PARTIAL;
+        for (size_t k = 0; k < m; k++) {
+                uint32_t d = feat[k];
+                uint32_t holder = c->best[d];
+                if (holder == i + 1)
+                        continue; /* a repeated id */
+                if (holder && !entry_better(c, i, holder - 1))
+                        continue;
+                if (holder)
+                        c->entries[holder - 1].n_best--;
+                c->best[d] = (uint32_t)(i + 1);
+                e->n_best++;
+        }
+        c->dirty = true;
+        return 0;
+}
+
+static bool entry_active(const Entry *e)
+{
+        return e->known != ENTRY_FEATURES_COMPLETE || e->n_best > 0;
+}
+
+/* 2r / (1 + r): 1 at r = 1, towards 2 above, towards 0 below. */
+static double ratio_factor(double r)
+{
+        double f = 2 * r / (1 + r);
+        return f < 0.1 ? 0.1 : f;
+}
+
+/* Recomputes who is active, the favoured cover, and the energies' parts
+ * that depend on the whole corpus. */
+static int corpus_recompute(Corpus *c)
+{
+        if (!c->dirty)
+                return 0;
+        uint32_t *act = realloc(c->active, (c->n ? c->n : 1) * sizeof(uint32_t));
+        if (!act)
+                return -ENOMEM;
+        c->active = act;
+        c->n_active = 0;
+        double sum_len = 0, sum_ns = 0;
+        size_t n_ns = 0;
+        if (c->n_feat)
+                memset(c->freq, 0, c->n_feat * sizeof(uint32_t));
+        for (size_t i = 0; i < c->n; i++) {
+                Entry *e = &c->entries[i];
+                e->favored = false;
+                if (!entry_active(e))
+                        continue;
+                act[c->n_active++] = (uint32_t)i;
+                sum_len += (double)e->len;
+                if (e->exec_ns) {
+                        sum_ns += (double)e->exec_ns;
+                        n_ns++;
+                }
+                for (uint32_t k = 0; k < e->n_feat; k++)
+                        c->freq[e->feat[k]]++;
+        }
+        /* The favoured cover, as AFL culls its queue: features in the order
+         * they were first seen; one not covered yet makes its best entry
+         * favoured, which covers all of that entry's features. */
+        if (c->n_feat)
+                memset(c->mark, 0, c->n_feat);
+        c->n_favored = 0;
+        for (size_t f = 0; f < c->n_feat; f++) {
+                if (c->mark[f] || !c->best[f])
+                        continue;
+                Entry *e = &c->entries[c->best[f] - 1];
+                e->favored = true;
+                c->n_favored++;
+                for (uint32_t k = 0; k < e->n_feat; k++)
+                        c->mark[e->feat[k]] = 1;
+        }
+        double mean_len = c->n_active ? sum_len / (double)c->n_active : 1;
+        double sum_w = 0;
+        uint64_t cost = 0;
+        double mean_ns = n_ns ? sum_ns / (double)n_ns : 0;
+        for (size_t a = 0; a < c->n_active; a++) {
+                Entry *e = &c->entries[act[a]];
+                double rare = 0;
+                for (uint32_t k = 0; k < e->n_feat; k++)
+                        rare += 1.0 / (double)c->freq[e->feat[k]];
+                double w = 1 + (rare < 8 ? rare : 8);
+                w *= ratio_factor((mean_len + 64) / ((double)e->len + 64));
+                if (e->exec_ns && mean_ns > 0)
+                        w *= ratio_factor(mean_ns / (double)e->exec_ns);
+                if (e->favored)
+                        w *= 2;
+                e->weight = w;
+                sum_w += w;
+                cost += e->n_feat;
+        }
+        c->mean_weight = c->n_active ? sum_w / (double)c->n_active : 1;
+        c->n_computed = c->n;
+        c->cost = cost + c->n;
+        c->picks_since = 0;
+        c->dirty = false;
+        return 0;
+}
+
+/* The energy's part that changes with the entry's own batches. */
+static double entry_freshness(const Entry *e)
+{
+        if (e->batches == 0)
+                return 2;
+        double f = 4.0 / (4.0 + (double)e->fruitless);
+        return f < 0.05 ? 0.05 : f;
+}
+
+/* The energy an entry is picked with: what the last recompute gave it, or
+ * for an entry added since, the mean; 0 once superseded. */
+static double entry_energy(const Corpus *c, size_t i)
+{
+        const Entry *e = &c->entries[i];
+        if (!entry_active(e))
+                return 0;
+        return (i < c->n_computed ? e->weight : c->mean_weight) * entry_freshness(e);
+}
+
+/* A recompute goes through every active entry's features: on a large
+ * corpus it is done once its cost is spread over enough picks (some 10^5
+ * features a pick), so that the coordinator stays cheap; in between, new
+ * entries are picked with the mean energy. */
+#define CORPUS_COST_PER_PICK 100000u
+
+size_t corpus_schedule(Corpus *c, SfPrng *rng)
+{
+        c->picks_since++;
+        if (c->dirty && (c->n_computed == 0 || c->picks_since * CORPUS_COST_PER_PICK >= c->cost))
+                (void)corpus_recompute(c);
+        if (c->n_computed == 0)
+                return corpus_pick(c, rng);
+        double total = 0;
+        for (size_t a = 0; a < c->n_active; a++)
+                total += entry_energy(c, c->active[a]);
+        for (size_t i = c->n_computed; i < c->n; i++)
+                total += entry_energy(c, i);
+        if (total <= 0)
+                return corpus_pick(c, rng);
+        /* 53 random bits: a uniform point in [0, total). */
+        double at = (double)(prng_next64(rng) >> 11) * 0x1p-53 * total;
+        size_t last = 0;
+        for (size_t a = 0; a < c->n_active; a++) {
+                double e = entry_energy(c, c->active[a]);
+                if (e <= 0)
+                        continue;
+                last = c->active[a];
+                at -= e;
+                if (at < 0)
+                        return last;
+        }
+        for (size_t i = c->n_computed; i < c->n; i++) {
+                double e = entry_energy(c, i);
+                if (e <= 0)
+                        continue;
+                last = i;
+                at -= e;
+                if (at < 0)
+                        return last;
+        }
+        return last;
+}
+
+size_t corpus_pick_partner(Corpus *c, SfPrng *rng)
+{
+        if (c->n_computed == 0)
+                (void)corpus_recompute(c);
+        /* The active list may be a little behind (see corpus_schedule): an
+         * entry superseded since is skipped. */
+        for (int tries = 0; c->n_active && tries < 8; tries++) {
+                size_t i = c->active[prng_below(rng, (uint32_t)c->n_active)];
+                if (entry_active(&c->entries[i]))
+                        return i;
+        }
+        return prng_below(rng, (uint32_t)c->n);
+}
+
+void corpus_note_batch(Corpus *c, size_t i, uint64_t execs, uint64_t finds)
+{
+        if (i >= c->n)
+                return;
+        Entry *e = &c->entries[i];
+        e->execs += execs;
+        e->batches++;
+        e->fruitless = finds ? 0 : e->fruitless + 1;
+}
+
+bool corpus_is_active(Corpus *c, size_t i)
+{
+        return entry_active(&c->entries[i]);
+}
+
+bool corpus_is_favored(Corpus *c, size_t i)
+{
+        (void)corpus_recompute(c);
+        return c->entries[i].favored;
+}
+
+double corpus_energy(Corpus *c, size_t i)
+{
+        (void)corpus_recompute(c);
+        return entry_energy(c, i);
+}
+
+size_t corpus_active_count(Corpus *c)
+{
+        (void)corpus_recompute(c);
+        return c->n_active;
+}
+
+size_t corpus_favored_count(Corpus *c)
+{
+        (void)corpus_recompute(c);
+        return c->n_favored;
 }
 
 static int name_cmp(const void *a, const void *b)

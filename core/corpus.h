@@ -25,8 +25,53 @@ int corpus_add(Corpus *c, const uint8_t *data, size_t len, bool persist);
 size_t corpus_size(const Corpus *c);
 const uint8_t *corpus_get(const Corpus *c, size_t i, size_t *ret_len);
 
-/* Picks an entry to mutate; favours recent finds. Undefined when empty. */
+/* The scheduler before energy: uniform, plus a quarter of the picks from
+ * the newest eighth. Kept for comparison (SNAPFUZZ_SCHEDULE=legacy).
+ * Undefined when empty. */
 size_t corpus_pick(const Corpus *c, SfPrng *rng);
+
+/*
+ * Scheduling by energy. Each entry may be given its coverage features (ids
+ * of (counter, hit-count bucket) pairs, as the runner writes them, see
+ * RecordFindFeatures). From them the corpus keeps, for every feature, the
+ * best input reaching it: the shortest, then the fastest, then the oldest.
+ *
+ * - An entry whose features are all known and all have a better input is
+ *   superseded: it is never picked again (it stays in memory, and on disk).
+ *   Entries whose features are unknown or truncated are never superseded.
+ * - Favoured entries are a small cover of every feature, as AFL culls its
+ *   queue: going through the features in the order they were first seen,
+ *   one that no favoured entry reaches yet makes its best entry favoured
+ *   (redone whenever the corpus changed).
+ * - The energy of an active entry is the product of: how rare its features
+ *   are (1 + the sum over its features of 1 / the number of active entries
+ *   reaching it, at most 9), its length and its speed against the active
+ *   entries' mean (each 2r/(1+r), at least 0.1), twice for a favoured one,
+ *   twice before its first batch, and 4/(4+b) (at least 0.05) after b
+ *   batches in a row that found nothing.
+ * Picks are random in proportion to energy.
+ */
+
+/* Gives entry @i its features. @complete: @ids holds all of them (else the
+ * entry is never superseded). @exec_ns: one execution's time (0: unknown).
+ * Call once per entry. Returns 0 or -ENOMEM. */
+int corpus_set_features(Corpus *c, size_t i, const uint32_t *ids, size_t n, bool complete,
+                        uint64_t exec_ns);
+
+/* Picks an entry to mutate, in proportion to energy; a partner for
+ * crossover, uniformly among active entries. Undefined when empty. */
+size_t corpus_schedule(Corpus *c, SfPrng *rng);
+size_t corpus_pick_partner(Corpus *c, SfPrng *rng);
+
+/* Feedback from a batch that mutated entry @i: @execs executions, @finds
+ * inputs with new coverage. */
+void corpus_note_batch(Corpus *c, size_t i, uint64_t execs, uint64_t finds);
+
+bool corpus_is_active(Corpus *c, size_t i);
+bool corpus_is_favored(Corpus *c, size_t i);
+double corpus_energy(Corpus *c, size_t i);
+size_t corpus_active_count(Corpus *c);
+size_t corpus_favored_count(Corpus *c);
 
 /* A file found in a seed directory. */
 typedef struct CorpusSeed {

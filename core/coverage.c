@@ -234,3 +234,27 @@ size_t coverage_scan(CoverageShared *s)
         }
         return found;
 }
+
+size_t coverage_collect(CoverageShared *s, uint32_t *ids, size_t cap, size_t *ret_n)
+{
+        size_t found = 0, n = 0;
+
+        for (size_t r = 0; r < n_regions; r++) {
+                uint8_t *c = regions[r].start;
+                size_t len = regions[r].len;
+                size_t base = regions[r].offset;
+                for (size_t i = 0; i < len; i++) {
+                        if (!c[i])
+                                continue;
+                        uint8_t hits = c[i];
+                        c[i] = 0;
+                        found += merge_counter(s, base + i, hits);
+                        if (n < cap)
+                                ids[n] = (uint32_t)((base + i) * 8 +
+                                                    (unsigned)__builtin_ctz(bucket_lut[hits]));
+                        n++;
+                }
+        }
+        *ret_n = n;
+        return found;
+}

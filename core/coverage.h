@@ -55,5 +55,12 @@ void coverage_clear(void);
  * syscall. */
 size_t coverage_scan(CoverageShared *shared);
 
+/* As coverage_scan, for one execution whose features are wanted: also
+ * writes the id (counter * 8 + the bucket's bit) of every feature it
+ * reached, up to @cap of them, into @ids, and the number it reached (which
+ * may exceed @cap) into *ret_n. Reads every counter one by one: for the
+ * rare execution whose features are wanted, never for the loop. */
+size_t coverage_collect(CoverageShared *shared, uint32_t *ids, size_t cap, size_t *ret_n);
+
 /* The bucket bit of a hit count (1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+). */
 uint8_t coverage_bucket(uint8_t hits);

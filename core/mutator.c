@@ -47,6 +47,10 @@
 /* How many operators mutator_mutate() draws for one stack slot before it
  * gives the slot up (an empty input rejects most of them). */
 #define MUTATOR_PICK_TRIES 4u
+/* ascii_number looks for a digit this far from where it starts, no further:
+ * scanning a whole binary input for one costs more than the operator's
+ * occasional success on it is worth. */
+#define MUTATOR_NUMBER_WINDOW 64u
 
 /* One operator invocation. The diff fields are outputs: an operator that
  * returns the unchanged length sets them to a byte it changed. */
@@ -108,7 +112,7 @@ static const int64_t interesting_numbers[] = {
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-static const MutatorCtx empty_ctx = {NULL, 0, NULL, NULL, NULL};
+static const MutatorCtx empty_ctx = {NULL, 0, NULL, NULL, NULL, NULL};
 
 static inline size_t min_size(size_t a, size_t b)
 {
@@ -471,10 +475,9 @@ static size_t format_decimal(uint8_t *buf, int64_t v)
 }
 
 /* Finds a decimal number (starting the search at a random place and
- * wrapping around) and replaces it with a nearby or interesting one; text
- * formats carry lengths, counts and indices this way. The new value always
- * differs from the old, and so does its text, because a value's decimal
- * form without leading zeros is unique. */
+ * wrapping around, within MUTATOR_NUMBER_WINDOW bytes) and replaces it with a nearby or interesting
+ * one; text formats carry lengths, counts and indices this way. The new value always differs from
+ * the old, and so does its text, because a value's decimal form without leading zeros is unique. */
 static size_t op_ascii_number(Mutation *m)
 {
         uint8_t *d = m->data;
@@ -482,11 +485,14 @@ static size_t op_ascii_number(Mutation *m)
 
         if (len == 0)
                 return SIZE_MAX;
+        /* A window from a random place, wrapping around the end. */
         size_t start = rand_below(m->rng, len);
-        size_t at = find_digit(d, start, len);
-        if (at == len) {
-                at = find_digit(d, 0, start);
-                if (at == start)
+        size_t end = min_size(len, start + MUTATOR_NUMBER_WINDOW);
+        size_t at = find_digit(d, start, end);
+        if (at == end) {
+                size_t wrap = min_size(start, start + MUTATOR_NUMBER_WINDOW - end);
+                at = find_digit(d, 0, wrap);
+                if (at == wrap)
                         return SIZE_MAX;
         }
 
@@ -989,6 +995,75 @@ static inline MutatorOp pick_op(SfPrng *rng, bool has_partner, bool has_dict, bo
         return (MutatorOp)i;
 }
 
+/* Whether combination @combo of a plan (bit 0 partner, bit 1 dictionary,
+ * bit 2 comparison table) offers operator @op. */
+static bool plan_offers(unsigned combo, unsigned op)
+{
+        if (op >= MUTATOR_OP_CMP_INT)
+                return combo & 4;
+        if (op >= MUTATOR_OP_DICT_INSERT)
+                return combo & 2;
+        if (op >= MUTATOR_OP_CROSSOVER_INSERT)
+                return combo & 1;
+        return true;
+}
+
+bool mutator_plan_init(MutatorPlan *ret, const uint8_t *weights)
+{
+        bool any = false;
+        for (unsigned op = 0; op < MUTATOR_OP__COUNT; op++)
+                any |= weights[op] != 0;
+        if (!any)
+                return false;
+        for (unsigned combo = 0; combo < 8; combo++) {
+                uint32_t w[MUTATOR_OP__COUNT], total = 0, weighted = 0;
+                for (unsigned op = 0; op < MUTATOR_OP__COUNT; op++) {
+                        w[op] = plan_offers(combo, op) ? weights[op] : 0;
+                        total += w[op];
+                        weighted += w[op] != 0;
+                }
+                if (total == 0) {
+                        for (unsigned op = 0; op < MUTATOR_OP__COUNT; op++) {
+                                w[op] = plan_offers(combo, op);
+                                total += w[op];
+                                weighted += w[op];
+                        }
+                }
+                /* One slot for every operator with a weight, the rest in
+                 * proportion (cumulative rounding: the counts add up). */
+                uint32_t rest = MUTATOR_PLAN_SLOTS - weighted, cum = 0, given = 0, slot = 0;
+                for (unsigned op = 0; op < MUTATOR_OP__COUNT; op++) {
+                        if (!w[op])
+                                continue;
+                        cum += w[op];
+                        uint32_t upto = (uint32_t)((uint64_t)rest * cum / total);
+                        uint32_t k = 1 + upto - given;
+                        given = upto;
+                        while (k-- > 0)
+                                ret->pick[combo][slot++] = (uint8_t)op;
+                }
+        }
+        return true;
+}
+
+static inline MutatorOp plan_pick(const MutatorPlan *plan, SfPrng *rng, unsigned combo)
+{
+        _Static_assert(MUTATOR_PLAN_SLOTS == 256u, "the top byte of a draw indexes a slot");
+        return (MutatorOp)plan->pick[combo][prng_next32(rng) >> 24];
+}
+
+/* How many operators one call stacks: 1, 2, 4 or 8 alike (mean 3.75).
+ * Shallower stacks (1 or 2, or a geometric count of mean 2) make a step
+ * 25-45% cheaper, but measured on the bundled targets, tests/targets'
+ * cmp_guard and libxml2 they needed 2-4x as many executions to find the
+ * planted bugs, and found them no sooner in time (bench/results,
+ * speed-2026-11-21.md); on a real parser, where the target's time
+ * dominates, only the executions count. */
+static inline unsigned draw_depth(SfPrng *rng)
+{
+        return 1u << prng_below(rng, 4);
+}
+
 size_t mutator_mutate(const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t len, size_t max_len)
 {
         if (max_len == 0)
@@ -1014,13 +1089,18 @@ size_t mutator_mutate(const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t 
         bool has_partner = m.ctx->partner && m.ctx->partner_len > 0;
         bool has_dict = m.ctx->dict && m.ctx->dict->table && m.ctx->dict->count > 0;
         bool has_cmp = m.ctx->cmp && (m.ctx->cmp->n_int > 0 || m.ctx->cmp->n_mem > 0);
+        const MutatorPlan *plan = m.ctx->plan;
+        unsigned combo = (has_partner ? 1u : 0u) | (has_dict ? 2u : 0u) | (has_cmp ? 4u : 0u);
+        MutatorTrace *trace = m.ctx->trace;
+        uint32_t ops = 0;
 
-        unsigned depth = 1u << prng_below(rng, 4);
+        unsigned depth = draw_depth(rng);
         if (depth > MUTATOR_MAX_STACK)
                 depth = MUTATOR_MAX_STACK;
         for (unsigned slot = 0; slot < depth; slot++) {
                 for (unsigned tries = 0; tries < MUTATOR_PICK_TRIES; tries++) {
-                        MutatorOp op = pick_op(rng, has_partner, has_dict, has_cmp);
+                        MutatorOp op = plan ? plan_pick(plan, rng, combo)
+                                            : pick_op(rng, has_partner, has_dict, has_cmp);
                         size_t r = mutator_ops[op].fn(&m);
 
                         if (r == SIZE_MAX)
@@ -1030,6 +1110,9 @@ size_t mutator_mutate(const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t 
                                 witness_old = m.diff_old;
                         }
                         applied = true;
+                        ops |= 1u << op;
+                        if (trace)
+                                trace->applied[op]++;
                         m.len = r;
                         break;
                 }
@@ -1038,7 +1121,11 @@ size_t mutator_mutate(const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t 
                 /* Every pick missed (an empty input rejects most operators).
                  * Growing is possible whenever there is room, and a full
                  * input has at least one byte to flip. */
-                size_t r = m.len < max_len ? op_insert_bytes(&m) : op_flip_bit(&m);
+                MutatorOp op = m.len < max_len ? MUTATOR_OP_INSERT_BYTES : MUTATOR_OP_FLIP_BIT;
+                size_t r = mutator_ops[op].fn(&m);
+                ops |= 1u << op;
+                if (trace)
+                        trace->applied[op]++;
                 if (r == m.len) {
                         witness_at = m.diff_at;
                         witness_old = m.diff_old;
@@ -1050,6 +1137,8 @@ size_t mutator_mutate(const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t 
          * a bit of the witness byte makes it differ from the original. */
         if (m.len == len && len > 0 && data[witness_at] == witness_old)
                 data[witness_at] ^= (uint8_t)(1u << prng_below(rng, 8));
+        if (trace)
+                trace->ops = ops;
         return m.len;
 }
 

@@ -37,7 +37,9 @@ int record_layout(size_t max_len, RecordLayout *ret)
         l.find_slot_size = sizeof(RecordFindSlot) + align_up(max_len, 64);
         l.tokens_off =
             align_up(l.finds_off + sizeof(RecordFinds) + RECORD_FINDS_SLOTS * l.find_slot_size, 64);
-        l.region_size = align_up(l.tokens_off + sizeof(RecordTokens), 4096);
+        l.features_off = align_up(l.tokens_off + sizeof(RecordTokens), 64);
+        l.region_size =
+            align_up(l.features_off + RECORD_FINDS_SLOTS * sizeof(RecordFindFeatures), 4096);
         *ret = l;
         return 0;
 }
@@ -62,6 +64,11 @@ uint64_t record_cmp_check(const CmpTable *t, uint64_t batch_id)
         h = hash64_mix(h, t->chain);
         h = hash64_mix(h, hash64(t->ints, ni * sizeof(CmpIntEntry), 4));
         return hash64_mix(h, hash64(t->mems, nm * sizeof(CmpMemEntry), 5));
+}
+
+uint64_t record_exec_check(const uint8_t *data, size_t len)
+{
+        return hash64_lanes(data, len, UINT64_C(0x45584543));
 }
 
 uint64_t record_desc_check(const RecordHeader *h)
@@ -106,6 +113,25 @@ void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, 
         record_finds(region, l)->used = 0;
         record_tokens(region, l)->capacity = RECORD_TOKEN_SLOTS;
         record_tokens(region, l)->used = 0;
+}
+
+void record_set_mutation(void *region, uint32_t len_limit, const uint8_t *weights)
+{
+        RecordHeader *h = record_header(region);
+
+        h->len_limit = len_limit;
+        if (weights)
+                memcpy(h->op_weights, weights, sizeof(h->op_weights));
+        else
+                memset(h->op_weights, 0, sizeof(h->op_weights));
+        h->desc_check = record_desc_check(h);
+}
+
+void record_set_flags(void *region, uint32_t flags)
+{
+        RecordHeader *h = record_header(region);
+        h->flags = flags;
+        h->desc_check = record_desc_check(h);
 }
 
 RecordProblem record_chain_cmp(const void *region, const RecordLayout *l, const RecordChainSlot *s,
@@ -215,6 +241,9 @@ const char *record_problem_str(RecordProblem p)
                 return "the iteration count is beyond the batch";
         case RECORD_BAD_CMP:
                 return "a comparison table fails its checksum (scribbled on by the target?)";
+        case RECORD_NEEDS_TARGET:
+                return "the inputs were made by the target's custom mutator: they can only be "
+                       "rebuilt where the target is loaded";
         }
         return "unknown problem";
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/hash.h"
 #include "core/msg.h"
 #include "recovery/classify.h"
 #include "recovery/symbolize.h"
@@ -181,15 +182,63 @@ static void set_location(cJSON *f, const char *function, const char *fileline)
                 cJSON_AddNumberToObject(f, "line", atoi(line));
 }
 
+/*
+ * What the symbolizer said about (module path, offset), kept for the life of
+ * the process: under --keep-going the same crash comes back again and again,
+ * and starting llvm-symbolizer for it each time cost the recovery helper
+ * most of a core (a direct-mapped table; a collision replaces the entry).
+ */
+#define SYMBOLIZE_CACHE_SLOTS 1024
+
+typedef struct SymbolizeCached {
+        char *path; /* NULL: empty slot */
+        unsigned long long offset;
+        char *function;
+        char *fileline;
+} SymbolizeCached;
+
+static SymbolizeCached symbolize_cache[SYMBOLIZE_CACHE_SLOTS];
+
+static SymbolizeCached *cache_slot(const char *path, unsigned long long offset)
+{
+        uint64_t h = hash64(path, strlen(path), offset);
+        return &symbolize_cache[h % SYMBOLIZE_CACHE_SLOTS];
+}
+
+static const SymbolizeCached *cache_find(const char *path, unsigned long long offset)
+{
+        const SymbolizeCached *c = cache_slot(path, offset);
+        return c->path && c->offset == offset && strcmp(c->path, path) == 0 ? c : NULL;
+}
+
+static void cache_put(const char *path, unsigned long long offset, const char *function,
+                      const char *fileline)
+{
+        SymbolizeCached *c = cache_slot(path, offset);
+        char *p = strdup(path), *fn = strdup(function), *fl = strdup(fileline);
+
+        if (!p || !fn || !fl) {
+                free(p);
+                free(fn);
+                free(fl);
+                return;
+        }
+        free(c->path);
+        free(c->function);
+        free(c->fileline);
+        *c = (SymbolizeCached){.path = p, .offset = offset, .function = fn, .fileline = fl};
+}
+
 int symbolize_frames(cJSON *frames, bool target_only)
 {
         char tool[4096];
         cJSON *todo[SYMBOLIZE_MAX_FRAMES];
+        unsigned long long todo_off[SYMBOLIZE_MAX_FRAMES];
         int n = 0, done = 0;
         size_t cap = 64 * 1024, len = 0;
         char *input;
 
-        if (!cJSON_IsArray(frames) || find_symbolizer(tool, sizeof(tool)) < 0)
+        if (!cJSON_IsArray(frames))
                 return 0;
         input = malloc(cap);
         if (!input)
@@ -207,15 +256,22 @@ int symbolize_frames(cJSON *frames, bool target_only)
                 unsigned long long o = strtoull(off, NULL, 16);
                 if (!first && o > 0)
                         o--;
+                const SymbolizeCached *c = cache_find(path, o);
+                if (c) {
+                        set_location(f, c->function, c->fileline);
+                        done++;
+                        continue;
+                }
                 int w = snprintf(input + len, cap - len, "\"%s\" 0x%llx\n", path, o);
                 if (w < 0 || (size_t)w >= cap - len)
                         break;
                 len += (size_t)w;
+                todo_off[n] = o;
                 todo[n++] = f;
         }
-        if (n == 0) {
+        if (n == 0 || find_symbolizer(tool, sizeof(tool)) < 0) {
                 free(input);
-                return 0;
+                return done;
         }
         char *const argv[] = {tool,
                               (char *)"--output-style=LLVM",
@@ -226,7 +282,7 @@ int symbolize_frames(cJSON *frames, bool target_only)
         char *out = run_filter(argv, input, len);
         free(input);
         if (!out)
-                return 0;
+                return done;
         /* Two lines per frame, then a blank line. */
         char *cursor = out;
         for (int i = 0; i < n; i++) {
@@ -237,6 +293,7 @@ int symbolize_frames(cJSON *frames, bool target_only)
                 while (*cursor == '\n')
                         cursor++;
                 set_location(todo[i], function, fileline);
+                cache_put(msg_str(todo[i], "path", ""), todo_off[i], function, fileline);
                 done++;
         }
         free(out);

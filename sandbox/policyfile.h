@@ -7,7 +7,7 @@
  *   {
  *     "description": "what this harness needs and why",
  *     "allow": [
- *       "getcwd",
+ *       "chdir",
  *       {"syscall": "ioctl", "args": [{"arg": 1, "op": "==", "value": "0x541b"}],
  *        "why": "FIONREAD on its own pipe"},
  *       {"syscall": "openat", "under": "/usr/share/zoneinfo"}

@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "snapfuzz/record.h"
 #include "tests/sfrun.h"
 
 static int count_lines(const char *s)
@@ -75,6 +76,15 @@ Test(cli, target_whose_constructor_crashes)
 Test(cli, target_whose_initialize_crashes)
 {
         const char *args[] = {"run", sf_target("init_crash"), "--out", "/tmp/sf-cli-init", NULL};
+        expect_usage_error(args, "LLVMFuzzerInitialize");
+}
+
+Test(cli, many_workers_whose_initialize_crashes_give_one_line)
+{
+        /* The workers load the target at the same time; when they all fail,
+         * the first failure is reported once and the rest are put away. */
+        const char *args[] = {"run",   sf_target("init_crash"), "--workers", "12",
+                              "--out", "/tmp/sf-cli-init12",    NULL};
         expect_usage_error(args, "LLVMFuzzerInitialize");
 }
 
@@ -214,4 +224,92 @@ Test(lifecycle, a_second_run_resumes_from_the_output_directory, .timeout = 120)
         snprintf(want, sizeof(want), "(%d resumed from", corpus);
         cr_expect(strstr(r.err, want), "the second run loads the first one's corpus:\n%s", r.err);
         sf_run_free(&r);
+}
+
+static int count_files(const char *dir)
+{
+        char cmd[1024];
+        snprintf(cmd, sizeof(cmd), "ls -A %s | grep -vc '^\\.' || true", dir);
+        FILE *p = popen(cmd, "r");
+        int n = -1;
+        cr_assert_eq(fscanf(p, "%d", &n), 1);
+        pclose(p);
+        return n;
+}
+
+/* The schedule's view of the corpus (which inputs are superseded, which
+ * favoured) comes from each input's features, which a resumed run gets
+ * back by running every file of OUT/corpus: all of them, however many
+ * runners that takes, and nothing is deleted. */
+Test(lifecycle, a_resumed_run_rebuilds_the_schedule_from_the_corpus_files, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char out[512], corpus_dir[600], runs[32];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(corpus_dir, sizeof(corpus_dir), "%s/corpus", out);
+        SfRun r;
+        const char *first[] = {
+            "run", sf_target("recorder"), "--out", out, "--workers", "1", "--runs", "300000", NULL};
+        sf_run(&r, 60, first);
+        cr_assert_eq(r.exit_code, 0, "stderr:\n%s", r.err);
+        sf_run_free(&r);
+        cJSON *st = read_stats(out);
+        cr_expect_str_eq(cJSON_GetObjectItem(st, "schedule")->valuestring, "energy");
+        int active1 = (int)cJSON_GetObjectItem(st, "corpus_active")->valuedouble;
+        cJSON_Delete(st);
+        int files = count_files(corpus_dir);
+        cr_assert_gt(files, RECORD_FINDS_SLOTS, "enough files for several seed runners: %d", files);
+
+        /* Only the seed pass: as many executions as there are files. */
+        snprintf(runs, sizeof(runs), "%d", files);
+        const char *again[] = {
+            "run", sf_target("recorder"), "--out", out, "--workers", "1", "--runs", runs, NULL};
+        sf_run(&r, 60, again);
+        cr_assert_eq(r.exit_code, 0, "stderr:\n%s", r.err);
+        sf_run_free(&r);
+        st = read_stats(out);
+        int corpus = (int)cJSON_GetObjectItem(st, "corpus")->valuedouble;
+        int active2 = (int)cJSON_GetObjectItem(st, "corpus_active")->valuedouble;
+        int favored = (int)cJSON_GetObjectItem(st, "corpus_favored")->valuedouble;
+        cJSON_Delete(st);
+        cr_expect_eq(corpus, files, "every file is scheduled again");
+        cr_expect_eq(count_files(corpus_dir), files, "no file is deleted or added");
+        cr_expect(favored >= 1 && favored <= active2 && active2 <= corpus,
+                  "favoured %d, active %d, corpus %d", favored, active2, corpus);
+        /* Equal-length inputs are ordered by their measured speed, which
+         * may differ between runs; the rest is the same. */
+        int slack = active1 / 10 > 2 ? active1 / 10 : 2;
+        cr_expect(abs(active2 - active1) <= slack, "active: %d after the first run, %d resumed",
+                  active1, active2);
+}
+
+Test(lifecycle, stats_report_what_the_coordinator_itself_costs, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char out[512];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        SfRun r;
+        const char *args[] = {
+            "run", sf_target("recorder"), "--out", out, "--workers", "2", "--runs", "300000", NULL};
+        sf_run(&r, 60, args);
+        cr_assert_eq(r.exit_code, 0, "stderr:\n%s", r.err);
+        sf_run_free(&r);
+        cJSON *st = read_stats(out);
+        const cJSON *cpu = cJSON_GetObjectItem(st, "coordinator_cpu_s");
+        const cJSON *events = cJSON_GetObjectItem(st, "worker_events");
+        cr_assert(cJSON_IsNumber(cpu) && cJSON_IsNumber(events), "both figures are in stats.json");
+        /* Every batch ends with one event, and a 300000-run budget takes
+         * more than one batch per worker. */
+        cr_expect_geq(events->valuedouble, 3);
+        const cJSON *loop = cJSON_GetObjectItem(st, "coordinator_loop_cpu_s");
+        cr_assert(cJSON_IsNumber(loop));
+        cr_expect_leq(loop->valuedouble, cpu->valuedouble, "the loop is a part of the process");
+        cr_expect_gt(cpu->valuedouble, 0);
+        /* Its workers kept both cores busy for the whole run; the
+         * coordinator mostly waits for them. */
+        double elapsed = cJSON_GetObjectItem(st, "elapsed_s")->valuedouble;
+        cr_expect_lt(cpu->valuedouble, elapsed * 0.5,
+                     "the coordinator's own time (%.3f s in %.3f s), not its workers'",
+                     cpu->valuedouble, elapsed);
+        cJSON_Delete(st);
 }

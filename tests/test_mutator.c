@@ -825,6 +825,40 @@ Test(mutator, ascii_number_rewrites_the_number_in_place)
         }
 }
 
+/* On a binary input, scanning all of it for a digit costs more than the
+ * rare number is worth: the operator looks within 64 bytes of where it
+ * starts (wrapping around the end) and otherwise declines. */
+Test(mutator, ascii_number_looks_only_near_where_it_starts)
+{
+        uint8_t in[401], out[512];
+        memset(in, 'x', sizeof(in));
+        in[200] = '7';
+        unsigned applied = 0, tries = 4000;
+
+        SfPrng r;
+        prng_seed(&r, 98, 99);
+        for (uint64_t s = 0; s < tries; s++) {
+                memcpy(out, in, sizeof(in));
+                size_t n =
+                    mutator_apply(MUTATOR_OP_ASCII_NUMBER, NULL, &r, out, sizeof(in), sizeof(out));
+                if (n == SIZE_MAX) {
+                        cr_assert_arr_eq(out, in, sizeof(in), "declined but wrote");
+                        continue;
+                }
+                applied++;
+                cr_assert_arr_eq(out, in, 200, "the text before the number changed");
+        }
+        /* Starts 137..200 of 401 see the digit: about 16%. */
+        cr_expect_gt(applied, tries / 10, "applied %u times", applied);
+        cr_expect_lt(applied, tries / 4, "applied %u times", applied);
+
+        /* The window wraps: a digit at the start is found from the end. */
+        memset(in, 'x', sizeof(in));
+        in[0] = '5';
+        size_t n = apply_once(MUTATOR_OP_ASCII_NUMBER, NULL, 1, in, 40, out, sizeof(out));
+        cr_expect_neq(n, SIZE_MAX);
+}
+
 static bool is_partner_run(const uint8_t *p, size_t n)
 {
         /* The partner holds 1, 2, ..., 64: any range of it counts up. */
@@ -1325,6 +1359,99 @@ Test(mutator, dictionary_parse_skips_overlong_entries_and_stops_at_the_limit)
 }
 
 /* --- Names ---------------------------------------------------------------- */
+
+/* --- Operator weights and stack depth --------------------------------- */
+
+Test(mutator, a_plan_draws_operators_in_proportion_to_their_weights, .init = fixture_init)
+{
+        uint8_t weights[MUTATOR_WEIGHTS] = {0};
+        MutatorPlan plan;
+        cr_assert_not(mutator_plan_init(&plan, weights), "all zero: no plan");
+
+        weights[MUTATOR_OP_FLIP_BIT] = 200;
+        weights[MUTATOR_OP_SET_BYTE] = 50;
+        weights[MUTATOR_OP_CROSSOVER_OVERWRITE] = 250;
+        cr_assert(mutator_plan_init(&plan, weights));
+
+        /* Every combination of what a context offers holds only operators
+         * it offers, each weighted one at least once. */
+        for (unsigned combo = 0; combo < 8; combo++) {
+                unsigned count[MUTATOR_OP__COUNT] = {0};
+                for (unsigned i = 0; i < MUTATOR_PLAN_SLOTS; i++)
+                        count[plan.pick[combo][i]]++;
+                cr_expect_eq(count[MUTATOR_OP_CROSSOVER_OVERWRITE] != 0, (combo & 1) != 0);
+                if (combo & 1) {
+                        cr_expect_eq(count[MUTATOR_OP_FLIP_BIT] + count[MUTATOR_OP_SET_BYTE] +
+                                         count[MUTATOR_OP_CROSSOVER_OVERWRITE],
+                                     MUTATOR_PLAN_SLOTS);
+                        cr_expect_geq(count[MUTATOR_OP_CROSSOVER_OVERWRITE], 120);
+                        cr_expect_leq(count[MUTATOR_OP_CROSSOVER_OVERWRITE], 135);
+                } else {
+                        /* 200 : 50 of the slots. */
+                        cr_expect_geq(count[MUTATOR_OP_FLIP_BIT], 200);
+                        cr_expect_leq(count[MUTATOR_OP_FLIP_BIT], 208);
+                        cr_expect_eq(count[MUTATOR_OP_FLIP_BIT] + count[MUTATOR_OP_SET_BYTE],
+                                     MUTATOR_PLAN_SLOTS);
+                }
+        }
+
+        /* What a chain of mutations applies follows the plan. */
+        MutatorTrace trace;
+        memset(&trace, 0, sizeof(trace));
+        MutatorCtx ctx = full_ctx();
+        ctx.plan = &plan;
+        ctx.trace = &trace;
+        SfPrng r;
+        prng_seed(&r, 5, 6);
+        uint8_t *buf = alloc_buf(CHAIN_MAX);
+        size_t len = sizeof(chain_base) - 1;
+        memcpy(buf, chain_base, len);
+        for (unsigned i = 0; i < 3000; i++) {
+                len = mutator_mutate(&ctx, &r, buf, len, CHAIN_MAX);
+                cr_assert_neq(trace.ops, 0, "every step names what it applied");
+                cr_assert_eq(trace.ops &
+                                 ~((1u << MUTATOR_OP_FLIP_BIT) | (1u << MUTATOR_OP_SET_BYTE) |
+                                   (1u << MUTATOR_OP_CROSSOVER_OVERWRITE) |
+                                   (1u << MUTATOR_OP_INSERT_BYTES)),
+                             0, "an operator of weight 0 ran: %x", trace.ops);
+        }
+        unsigned total = 0;
+        for (unsigned op = 0; op < MUTATOR_OP__COUNT; op++)
+                total += trace.applied[op];
+        double flip = (double)trace.applied[MUTATOR_OP_FLIP_BIT] / total;
+        cr_expect(flip > 0.30 && flip < 0.48, "flip_bit share %.2f, want about 0.39", flip);
+        free(buf);
+}
+
+/* A step stacks 1, 2, 4 or 8 operators alike (some may not apply). */
+Test(mutator, a_step_stacks_one_two_four_or_eight_operators, .init = fixture_init)
+{
+        MutatorTrace trace;
+        MutatorCtx ctx = full_ctx();
+        ctx.trace = &trace;
+        SfPrng r;
+        prng_seed(&r, 11, 12);
+        uint8_t *buf = alloc_buf(CHAIN_MAX);
+        unsigned steps = 4000, one = 0, over_four = 0;
+
+        for (unsigned i = 0; i < steps; i++) {
+                size_t len = sizeof(chain_base) - 1;
+                memcpy(buf, chain_base, len);
+                memset(&trace, 0, sizeof(trace));
+                (void)mutator_mutate(&ctx, &r, buf, len, CHAIN_MAX);
+                unsigned n = 0;
+                for (unsigned op = 0; op < MUTATOR_OP__COUNT; op++)
+                        n += trace.applied[op];
+                cr_assert_geq(n, 1);
+                cr_assert_leq(n, MUTATOR_MAX_STACK);
+                one += n == 1;
+                over_four += n > 4;
+        }
+        cr_expect(one > steps * 20 / 100 && one < steps * 32 / 100, "one operator %u times", one);
+        cr_expect(over_four > steps * 18 / 100 && over_four < steps * 26 / 100,
+                  "more than four %u times", over_four);
+        free(buf);
+}
 
 Test(mutator, operator_names_are_stable_and_distinct)
 {

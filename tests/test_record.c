@@ -44,7 +44,10 @@ Test(record, layout_is_fixed_and_page_aligned)
         cr_expect_geq(l.tokens_off, l.finds_off + sizeof(RecordFinds) +
                                         RECORD_FINDS_SLOTS * (sizeof(RecordFindSlot) + 4096));
         cr_expect_eq(l.tokens_off % 8, 0);
-        cr_expect_geq(l.region_size, l.tokens_off + sizeof(RecordTokens));
+        cr_expect_geq(l.features_off, l.tokens_off + sizeof(RecordTokens));
+        cr_expect_eq(l.features_off % 8, 0);
+        cr_expect_geq(l.region_size,
+                      l.features_off + RECORD_FINDS_SLOTS * sizeof(RecordFindFeatures));
         cr_expect_eq(record_layout(0, &l), -EINVAL);
         cr_expect_eq(record_layout(RECORD_MAX_LEN_LIMIT + 1, &l), -EINVAL);
 }
@@ -82,6 +85,9 @@ typedef enum Stop {
         STOP_AFTER_CHAIN_SLOT, /* and its slot written */
 } Stop;
 
+/* The operators emulate()'s last run applied. */
+static MutatorTrace emulate_trace;
+
 /* Runs the runner's loop (app/runner.c; keep the two in step) over a
  * region, keeping a copy of every input, exactly as the runner builds them.
  * With @comparisons, each executed input also "runs" fake_target(), whose
@@ -96,9 +102,16 @@ static uint8_t **emulate(void *region, const RecordLayout *l, uint64_t iters, bo
         size_t *lens = calloc(iters + 1, sizeof(size_t));
         uint8_t *work = malloc(l->max_len);
         MutatorDict dict;
-        MutatorCtx ctx = {.partner = record_partner(region, l), .partner_len = h->partner_len};
+        MutatorPlan plan;
+        MutatorCtx ctx = {.partner = record_partner(region, l),
+                          .partner_len = h->partner_len,
+                          .trace = &emulate_trace};
         if (h->table_len && mutator_dict_parse(&dict, record_table(region, l), h->table_len))
                 ctx.dict = &dict;
+        if (mutator_plan_init(&plan, h->op_weights))
+                ctx.plan = &plan;
+        const size_t mut_max = record_mutation_max_len(h, l);
+        memset(&emulate_trace, 0, sizeof(emulate_trace));
         CmpFreezer freezer;
         cmplog_freezer_init(&freezer, region, l);
         cmplog_clear();
@@ -117,7 +130,7 @@ static uint8_t **emulate(void *region, const RecordLayout *l, uint64_t iters, bo
                         memcpy(work, record_base(region, l), h->base_len);
                         len = h->base_len;
                 }
-                len = mutator_mutate(&ctx, &rng, work, len, l->max_len);
+                len = mutator_mutate(&ctx, &rng, work, len, mut_max);
                 inputs[k] = malloc(len + 1);
                 memcpy(inputs[k], work, len);
                 lens[k] = len;
@@ -338,6 +351,7 @@ Test(record, a_history_replay_rebuilds_every_input_with_the_original_tables)
                 record_begin_batch(r2, &l, b.batch_id, b.mode, b.iters, b.seed, b.chain_len,
                                    (uint32_t)b.base_len, (uint32_t)b.partner_len,
                                    (uint32_t)b.table_len);
+                record_set_mutation(r2, b.len_limit, b.op_weights);
                 RecordHeader *h2 = record_header(r2);
                 h2->first_exec = b.first;
                 h2->batch_flags = RECORD_BATCH_REPLAY;
@@ -359,6 +373,80 @@ Test(record, a_history_replay_rebuilds_every_input_with_the_original_tables)
         }
         free_inputs(inputs, lens, iters);
         free(orig);
+}
+
+/* A batch whose record limits growth and weighs the operators: every
+ * input stays within the limit (but a longer base is not cut), operators
+ * of weight 0 never run, and all three replay paths rebuild every input. */
+Test(record, length_limit_and_operator_weights_replay_exactly)
+{
+        RecordLayout l;
+        const uint64_t iters = 1200;
+        const char *base = "hello, world: a base for comparisons"; /* 36 bytes */
+        uint8_t weights[MUTATOR_WEIGHTS] = {0};
+        /* flip_bit (0) stays: it is mutator_mutate()'s fallback. */
+        for (unsigned op = 0; op < MUTATOR_OP__COUNT; op++)
+                weights[op] = (uint8_t)(op % 3 == 0 && op ? 0 : 10 * op + 1);
+        uint8_t buf[256];
+        size_t len, *lens;
+
+        for (uint32_t limit = 20; limit <= 60; limit += 40) {
+                void *region = region_new(256, &l);
+                seal(region, &l, base, "world!", 4, iters);
+                record_set_mutation(region, limit, weights);
+                RecordHeader *h = record_header(region);
+                cr_assert_eq(record_mutation_max_len(h, &l), limit < 36 ? 36 : limit);
+                uint8_t **inputs = emulate(region, &l, iters, true, STOP_AFTER_LAST, &lens);
+                cr_assert_eq(record_validate(region, &l), RECORD_OK);
+                size_t longest = 0;
+                for (uint64_t k = 1; k <= iters; k++) {
+                        longest = lens[k] > longest ? lens[k] : longest;
+                        cr_assert_eq(replay_input_from_seed(region, &l, k, buf, &len), 0);
+                        expect_same(buf, len, inputs[k], lens[k], k);
+                }
+                cr_expect_eq(longest, limit < 36 ? 36 : limit, "inputs grew to %zu", longest);
+                for (unsigned op = 0; op < MUTATOR_OP__COUNT; op++)
+                        if (weights[op] == 0)
+                                cr_expect_eq(emulate_trace.applied[op], 0, "%s ran",
+                                             mutator_op_name((MutatorOp)op));
+                cr_expect_gt(emulate_trace.applied[MUTATOR_OP_CROSSOVER_OVERWRITE],
+                             emulate_trace.applied[MUTATOR_OP_SET_BYTE]);
+
+                /* The chain slot of the last iteration. */
+                cr_assert_eq(replay_input(region, &l, buf, &len), 0);
+                expect_same(buf, len, inputs[iters], lens[iters], iters);
+
+                /* A history replay carries the limit and the weights. */
+                WprocBatch b;
+                replay_history_batch(region, &l, 1, iters, &b);
+                void *r2 = region_new(256, &l);
+                memcpy(record_base(r2, &l), b.base, b.base_len);
+                memcpy(record_partner(r2, &l), b.partner, b.partner_len);
+                memcpy(record_table(r2, &l), b.table, b.table_len);
+                memcpy(record_cmp(r2, &l, 1), b.cmp, b.cmp_gens * sizeof(CmpTable));
+                record_begin_batch(r2, &l, b.batch_id, b.mode, b.iters, b.seed, b.chain_len,
+                                   (uint32_t)b.base_len, (uint32_t)b.partner_len,
+                                   (uint32_t)b.table_len);
+                record_set_mutation(r2, b.len_limit, b.op_weights);
+                record_header(r2)->cmp_gens = b.cmp_gens;
+                record_header(r2)->batch_flags = RECORD_BATCH_REPLAY;
+                size_t *lens2;
+                uint8_t **in2 = emulate(r2, &l, iters, true, STOP_AFTER_LAST, &lens2);
+                for (uint64_t k = 1; k <= iters; k++)
+                        expect_same(in2[k], lens2[k], inputs[k], lens[k], k);
+                free_inputs(in2, lens2, iters);
+                free(r2);
+
+                /* The limit and the weights are part of the sealed
+                 * description. */
+                h->op_weights[1] ^= 1;
+                cr_expect_eq(record_validate(region, &l), RECORD_BAD_DESC);
+                h->op_weights[1] ^= 1;
+                h->len_limit++;
+                cr_expect_eq(record_validate(region, &l), RECORD_BAD_DESC);
+                free_inputs(inputs, lens, iters);
+                free(region);
+        }
 }
 
 Test(record, scribbled_comparison_tables_are_detected_not_replayed)

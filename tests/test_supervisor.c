@@ -145,7 +145,7 @@ static void uses_refused_syscalls(void *arg)
 
         (void)arg;
         for (int i = 0; i < 3; i++)
-                if (!getcwd(buf, sizeof(buf)))
+                if (chdir("/") < 0)
                         _exit(EXIT_FAILED);
         fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
         if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0)
@@ -161,7 +161,7 @@ Test(supervisor, log_mode_reports_each_syscall_once_and_lets_it_run)
         const cJSON *ev;
 
         cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "status %#x", status);
-        cr_expect_eq(count_events(&e, "getcwd"), 1, "getcwd reported once");
+        cr_expect_eq(count_events(&e, "chdir"), 1, "chdir reported once");
         ev = find_event(&e, "openat");
         cr_assert_not_null(ev, "openat reported");
         cr_expect_str_eq(field(ev, "event"), "log");

@@ -15,6 +15,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,12 +28,16 @@
  * New operators that need neither partner nor dictionary go before
  * MUTATOR_OP_CROSSOVER_INSERT; operators that need the comparison table go
  * last. */
-#define MUTATOR_VERSION 2u
+#define MUTATOR_VERSION 3u
 
 #define MUTATOR_DICT_MAX_TOKEN 64u
 #define MUTATOR_DICT_MAX_ENTRIES 4096u
 #define MUTATOR_MAX_STACK 8u
 #define MUTATOR_TRACE_MAX 8u
+/* Operator weights a MutatorPlan is built from: one byte per operator. */
+#define MUTATOR_WEIGHTS 32u
+/* A plan draws an operator from this many slots (a power of two). */
+#define MUTATOR_PLAN_SLOTS 256u
 
 typedef enum MutatorOp {
         MUTATOR_OP_FLIP_BIT,
@@ -71,12 +76,27 @@ typedef struct MutatorDict {
         const uint8_t *table;
 } MutatorDict;
 
-/* What the comparison operators of one mutation chain wrote (an output). */
+_Static_assert(MUTATOR_OP__COUNT <= MUTATOR_WEIGHTS, "a weight byte per operator");
+
+/* What the mutations wrote (an output). */
 typedef struct MutatorTrace {
         uint32_t n; /* byte strings noted; those past MUTATOR_TRACE_MAX are dropped */
         uint8_t len[MUTATOR_TRACE_MAX];
         uint8_t bytes[MUTATOR_TRACE_MAX][CMPTABLE_MEM_MAX];
+        /* Bit op: operator op applied in the last mutator_mutate() call
+         * (reset by every call). */
+        uint32_t ops;
+        /* Operators applied, counted across calls (the caller resets them). */
+        uint32_t applied[MUTATOR_WEIGHTS];
 } MutatorTrace;
+
+/* How mutator_mutate() draws operators: for each combination of what the
+ * context offers (bit 0 a partner, bit 1 a dictionary, bit 2 a comparison
+ * table), MUTATOR_PLAN_SLOTS slots holding operators in proportion to their
+ * weights. Built from weights that live in the replay record. */
+typedef struct MutatorPlan {
+        uint8_t pick[8][MUTATOR_PLAN_SLOTS];
+} MutatorPlan;
 
 typedef struct MutatorCtx {
         const uint8_t *partner; /* crossover source; may be NULL when partner_len is 0 */
@@ -84,7 +104,15 @@ typedef struct MutatorCtx {
         const MutatorDict *dict; /* may be NULL */
         const CmpTable *cmp;     /* a frozen comparison table; may be NULL */
         MutatorTrace *trace;     /* output only; may be NULL */
+        const MutatorPlan *plan; /* operator weights; NULL: every operator alike */
 } MutatorCtx;
+
+/* Builds @ret from @weights[0..MUTATOR_WEIGHTS) (weight w of operator op at
+ * weights[op]; 0 leaves the operator out, unless every operator the context
+ * offers has weight 0, when they are drawn alike). Each operator with a
+ * weight gets at least one slot. Returns false, leaving @ret unbuilt, when
+ * every weight is 0: use no plan. */
+bool mutator_plan_init(MutatorPlan *ret, const uint8_t *weights);
 
 /* Parses a serialized table into @ret (no allocation). Entries past the
  * limits are ignored. Returns the number of entries. */
@@ -108,9 +136,9 @@ size_t mutator_dict_serialize(uint8_t *table, size_t cap, const uint8_t *const *
 size_t mutator_apply(MutatorOp op, const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t len,
                      size_t max_len);
 
-/* One mutation step: a stack of 1..MUTATOR_MAX_STACK operators picked by the
- * PRNG. Always changes something when max_len > 0 (an empty input grows).
- * Returns the new length (<= max_len). */
+/* One mutation step: a stack of 1, 2, 4 or 8 operators picked by the PRNG,
+ * drawn by ctx->plan when there is one. Always changes something
+ * when max_len > 0 (an empty input grows). Returns the new length (<= max_len). */
 size_t mutator_mutate(const MutatorCtx *ctx, SfPrng *rng, uint8_t *data, size_t len,
                       size_t max_len);
 

@@ -11,6 +11,7 @@
  *   layout.cmp_off                RECORD_CMP_TABLES frozen comparison tables
  *   layout.finds_off              RecordFinds + RECORD_FINDS_SLOTS slots
  *   layout.tokens_off             RecordTokens (for the automatic dictionary)
+ *   layout.features_off           RecordFindFeatures per find slot (scheduling)
  *
  * Invariant: the bytes of the input executed at iteration k of a batch are a
  * deterministic function of the record alone (header, base, partner, table,
@@ -50,10 +51,11 @@
 #include <stdint.h>
 
 #include "snapfuzz/cmptable.h"
+#include "snapfuzz/mutator.h"
 #include "snapfuzz/prng.h"
 
 #define RECORD_MAGIC UINT64_C(0x3144524f43524653) /* "SFRCORD1" little-endian */
-#define RECORD_VERSION 3u
+#define RECORD_VERSION 4u
 
 #define RECORD_HEADER_SIZE 4096u
 #define RECORD_DEATH_OFFSET RECORD_HEADER_SIZE
@@ -118,6 +120,8 @@ typedef enum RecordRunnerState {
         RECORD_RUNNER_RUNNING = 2,  /* in the loop */
         RECORD_RUNNER_DONE = 3,     /* every iteration ran; exiting on purpose */
         RECORD_RUNNER_FULL = 4,     /* the finds area filled up; exiting on purpose */
+        /* Rebuilding another runner's input (wproc_rebuild), not fuzzing. */
+        RECORD_RUNNER_REBUILDING = 5,
 } RecordRunnerState;
 
 typedef struct RecordChainSlot {
@@ -126,6 +130,21 @@ typedef struct RecordChainSlot {
         uint64_t cmp_gen; /* the comparison table the chain reads; 0: none */
         uint64_t check;   /* record_slot_check() of the three fields above */
 } RecordChainSlot;
+
+/* The input an iteration executed, as a length and a checksum. */
+typedef struct RecordExecNote {
+        uint64_t iteration;
+        uint64_t check; /* record_exec_check() of the input */
+        uint64_t len;
+} RecordExecNote;
+
+/* RecordHeader.flags: how the batch's mutations are made. With either
+ * flag, a mutation calls into the target (its LLVMFuzzerCustomMutator or
+ * LLVMFuzzerCustomCrossOver, core/custom.h), so inputs can be rebuilt only
+ * where the target is loaded (replay_custom_at, in a runner). */
+#define RECORD_F_CUSTOM_MUTATOR 1u
+#define RECORD_F_CUSTOM_CROSSOVER 2u
+#define RECORD_F_CUSTOM (RECORD_F_CUSTOM_MUTATOR | RECORD_F_CUSTOM_CROSSOVER)
 
 typedef struct RecordHeader {
         uint64_t magic;
@@ -145,6 +164,12 @@ typedef struct RecordHeader {
         uint32_t table_len;
         uint32_t mutator_version; /* MUTATOR_VERSION of the runner that wrote this */
         uint32_t flags;
+        /* How the batch mutates (record_set_mutation): the longest input a
+         * mutation may make is max(len_limit, base_len), at most max_len
+         * (0: max_len); operator op is drawn in proportion to
+         * op_weights[op] (all 0: every operator alike). */
+        uint32_t len_limit;
+        uint8_t op_weights[MUTATOR_WEIGHTS];
         uint64_t payload_check; /* record_payload_check() of base, partner, table */
         uint64_t desc_check;    /* record_desc_check() of the fields above */
 
@@ -168,6 +193,19 @@ typedef struct RecordHeader {
         uint64_t first_exec;
         uint32_t batch_flags; /* RECORD_BATCH_* */
         uint32_t pad2;
+
+        /* Written by the runner at the end of a fuzz batch, for the
+         * coordinator's operator weights (not part of the replay record):
+         * how often each operator was applied, and how often it was in the
+         * last mutation step of an input that reached new coverage. */
+        uint32_t op_applied[MUTATOR_WEIGHTS];
+        uint32_t op_found[MUTATOR_WEIGHTS];
+        /* RECORD_F_CUSTOM_* batches only: what iteration k executed,
+         * written to exec[k & 1] before count becomes k (so the note of the
+         * iteration `count` names is never being written), for recovery to
+         * tell a rebuilt input from one that a custom mutator that is not
+         * deterministic made differently. */
+        RecordExecNote exec[2];
 } RecordHeader;
 
 /* Verification and history replay: no finds, no early stop when the finds
@@ -183,13 +221,19 @@ typedef struct RecordHeader {
  * ends it (RECORD_DEATH_LEAK, the report on its stderr). */
 #define RECORD_BATCH_LEAK_CHECK 4u
 
+/* After a runner rebuilt another runner's input (wproc_rebuild), finds slot
+ * 0 holds it and its flags say how. */
+#define RECORD_REBUILT_SLOT 1u /* from the chain's PRNG slot */
+#define RECORD_REBUILT_SEED 2u /* from the batch's seed */
+
 _Static_assert(sizeof(RecordHeader) <= RECORD_HEADER_SIZE, "header fits its page");
 _Static_assert(offsetof(RecordHeader, magic) == 0, "magic first");
 _Static_assert(offsetof(RecordHeader, batch_id) == 16, "stable layout");
-_Static_assert(offsetof(RecordHeader, payload_check) == 72, "stable layout");
+_Static_assert(offsetof(RecordHeader, payload_check) == 112, "stable layout");
 _Static_assert(offsetof(RecordHeader, count) == 128, "count on its own line");
 _Static_assert(sizeof(RecordChainSlot) == 40, "slot layout");
 _Static_assert(offsetof(RecordHeader, cmp_gens) == 232, "stable layout");
+_Static_assert(sizeof(RecordExecNote) == 24, "exec note layout");
 
 /* Written by the runner's signal handlers (async-signal-safe writes only),
  * read by the worker after the runner is gone. `valid` is set last. */
@@ -236,6 +280,10 @@ typedef struct RecordFinds {
         uint64_t pad[7];
 } RecordFinds;
 
+/* RecordFindSlot.flags: the input reached no new coverage; it is there
+ * only so that its features are known (a seed, run as it is). */
+#define RECORD_FIND_F_KNOWN 1u
+
 _Static_assert(sizeof(RecordFindSlot) == 16, "find slot layout");
 _Static_assert(sizeof(RecordFinds) == 64, "finds header layout");
 
@@ -255,6 +303,24 @@ typedef struct RecordTokens {
         RecordToken token[RECORD_TOKEN_SLOTS];
 } RecordTokens;
 
+/* The coverage features of find slot i, for the coordinator's scheduling:
+ * written by the runner after its loop, when it runs each find once more
+ * and reads every (counter, hit-count bucket) the input reaches. A feature
+ * id is counter * 8 + the bucket's bit (0..7). Not part of the replay
+ * record; `complete` is set last, and a slot whose runner died before it
+ * got there has only the count of zero. */
+#define RECORD_FIND_FEATURES 4096u
+
+typedef struct RecordFindFeatures {
+        uint32_t n;        /* ids filled, at most RECORD_FIND_FEATURES */
+        uint32_t complete; /* RECORD_FEATURES_* once the slot is written */
+        uint64_t exec_ns;  /* how long that execution took */
+        uint32_t id[RECORD_FIND_FEATURES];
+} RecordFindFeatures;
+
+#define RECORD_FEATURES_COMPLETE 0x46454154u  /* every feature of the input is in id[] */
+#define RECORD_FEATURES_TRUNCATED 0x5452554eu /* it reached more than id[] holds */
+
 _Static_assert(sizeof(RecordToken) == 8 + RECORD_TOKEN_MAX, "token layout");
 _Static_assert(offsetof(RecordTokens, token) == 64, "tokens header layout");
 
@@ -269,7 +335,8 @@ typedef struct RecordLayout {
         size_t finds_off;
         size_t find_slot_size;
         size_t tokens_off;
-        size_t region_size; /* the whole region, finds and tokens included */
+        size_t features_off; /* RECORD_FINDS_SLOTS RecordFindFeatures */
+        size_t region_size;  /* the whole region, finds, tokens and features included */
 } RecordLayout;
 
 /* Fills @ret for @max_len (1..RECORD_MAX_LEN_LIMIT). Returns 0 or -EINVAL. */
@@ -305,6 +372,11 @@ static inline RecordTokens *record_tokens(void *region, const RecordLayout *l)
 {
         return (RecordTokens *)((uint8_t *)region + l->tokens_off);
 }
+static inline RecordFindFeatures *record_find_features(void *region, const RecordLayout *l,
+                                                       size_t i)
+{
+        return (RecordFindFeatures *)((uint8_t *)region + l->features_off) + i;
+}
 static inline RecordFinds *record_finds(void *region, const RecordLayout *l)
 {
         return (RecordFinds *)((uint8_t *)region + l->finds_off);
@@ -331,6 +403,27 @@ void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, 
                         uint64_t iters, uint64_t seed, uint32_t chain_len, uint32_t base_len,
                         uint32_t partner_len, uint32_t table_len);
 
+/* Worker side, right after record_begin_batch: sets how the batch mutates
+ * (a length limit, 0 for none, and MUTATOR_WEIGHTS operator weights, NULL
+ * for none) and seals the description again. */
+void record_set_mutation(void *region, uint32_t len_limit, const uint8_t *weights);
+
+/* The longest input a mutation of this batch may make: the len_limit, but
+ * never less than the base (a long corpus entry is not cut) nor more than
+ * max_len. Runner and replay both use this. */
+static inline size_t record_mutation_max_len(const RecordHeader *h, const RecordLayout *l)
+{
+        size_t lim = h->len_limit;
+        if (lim == 0 || lim > l->max_len)
+                lim = l->max_len;
+        if (lim < h->base_len)
+                lim = h->base_len;
+        return lim;
+}
+/* Worker side, after record_begin_batch: sets the batch's RECORD_F_* flags
+ * and seals the description again. */
+void record_set_flags(void *region, uint32_t flags);
+
 /* Runner side: saves the PRNG at the start of chain @chain, and the
  * generation of the comparison table its mutations read (0: none), which
  * must already be complete in record_cmp(region, l, cmp_gen) and counted in
@@ -347,6 +440,31 @@ static inline void record_chain_begin(RecordHeader *h, const SfPrng *rng, uint64
         __atomic_signal_fence(__ATOMIC_RELEASE);
 }
 
+/* Checksum of an executed input, for RecordExecNote. */
+uint64_t record_exec_check(const uint8_t *data, size_t len);
+
+/* Runner side, custom mutators only: notes the input of iteration @k
+ * before count becomes @k. */
+static inline void record_exec_note(RecordHeader *h, uint64_t k, const uint8_t *data, size_t len)
+{
+        RecordExecNote *n = &h->exec[k & 1];
+        n->iteration = k;
+        n->check = record_exec_check(data, len);
+        n->len = len;
+        __atomic_signal_fence(__ATOMIC_RELEASE);
+}
+
+/* Whether @data is the input iteration @k executed, by the record's note:
+ * 1 yes, 0 no, -1 the record has no note of iteration @k. */
+static inline int record_exec_matches(const RecordHeader *h, uint64_t k, const uint8_t *data,
+                                      size_t len)
+{
+        const RecordExecNote *n = &h->exec[k & 1];
+        if (!(h->flags & RECORD_F_CUSTOM) || n->iteration != k)
+                return -1;
+        return n->len == len && n->check == record_exec_check(data, len);
+}
+
 /* Why a record cannot be replayed (record_validate's positive results are
  * never used; these are negative errno-style codes returned to callers). */
 typedef enum RecordProblem {
@@ -359,6 +477,8 @@ typedef enum RecordProblem {
         RECORD_NO_INPUT,    /* count is 0: the runner died before its first call */
         RECORD_BAD_COUNT,   /* count is beyond the batch */
         RECORD_BAD_CMP,     /* a comparison table the replay needs is scribbled on */
+        /* The mutations call the target's custom mutator: replay needs it. */
+        RECORD_NEEDS_TARGET,
 } RecordProblem;
 
 /* Checks that the record at @region (laid out by @l) can be replayed for its
