@@ -87,6 +87,17 @@ snapshots() {
   done
 }
 
+# reap BINARY: AFL++ 4.04c leaves its persistent-mode child behind, stopped
+# (state T) and reparented, when it exits; kill the processes whose
+# executable is exactly BINARY (one of this benchmark's builds), by pid.
+reap() {
+  local p
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/exe" 2>/dev/null)" = "$1" ] && kill -KILL "${p#/proc/}" 2>/dev/null
+  done
+  return 0
+}
+
 # run_one FUZZER HARNESS TRIAL CORE: one run; writes execs and snap/<t>/.
 run_one() {
   local f=$1 h=$2 n=$3 b=$work/build/$2 d=$results/$2/$1/$3 corpus rc
@@ -124,6 +135,7 @@ run_one() {
         "${cmp[@]}" -- "$target" >"$d/log" 2>&1 ;;
   esac
   rc=$?
+  [ "$f" = afl ] && reap "$target"
   local t1=$(date +%s.%N)
   touch "$d/snap/stop"; wait "$snapper" 2>/dev/null; rm -f "$d/snap/stop"
   rm -rf "$d/snap/final"; cp -r "$corpus" "$d/snap/final" 2>/dev/null || mkdir -p "$d/snap/final"

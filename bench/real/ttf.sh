@@ -40,6 +40,17 @@ for g in "${guards[@]}"; do
 done
 echo "cap=$cap trials=$trials core=$core loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)" > "$results/config"
 
+# reap BINARY: AFL++ 4.04c leaves its persistent-mode child behind, stopped
+# (state T) and reparented, when it exits; kill the processes whose
+# executable is exactly BINARY (one of this benchmark's builds), by pid.
+reap() {
+  local p
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/exe" 2>/dev/null)" = "$1" ] && kill -KILL "${p#/proc/}" 2>/dev/null
+  done
+  return 0
+}
+
 # one FUZZER GUARD TRIAL: prints seconds to the first crash, or "-".
 one() {
   local f=$1 g=$2 n=$3 d=$results/g$2/$1/$3 t0 t1 found=0
@@ -64,6 +75,7 @@ one() {
       ls "$d"/out/default/crashes/id* >/dev/null 2>&1 && found=1 ;;
   esac
   t1=$(date +%s.%N)
+  [ "$f" = afl ] && reap "$b/g$g.afl-cmplog"
   if [ $found = 1 ]; then echo "$t1 - $t0" | bc; else echo -; fi
 }
 
