@@ -71,6 +71,10 @@ typedef struct Slot {
 
 #define COORD_MAX_RESTARTS 5
 #define COORD_LEAK_DISMISSALS 1000
+/* Recovery jobs waiting for the helper above which a death whose stack was
+ * already queued for recovery is counted, not recovered again. */
+#define COORD_BACKLOG 8
+#define COORD_DEATH_KEYS 4096
 
 typedef struct Job {
         uint8_t *record;
@@ -119,6 +123,11 @@ typedef struct Coordinator {
         uint64_t events; /* messages read from workers */
         int64_t start_ms, last_status_ms;
         uint64_t deaths, stored, unique, lost;
+        /* Deaths by stack (kind and the exact module offsets of its frames),
+         * for the backlog rule: an open-addressing set of hashes. */
+        uint64_t death_keys[COORD_DEATH_KEYS];
+        unsigned n_death_keys, queued;
+        uint64_t duplicates_skipped;
         int crash_pending;
         /* Leak suspects (runner.c): confirmed or dismissed by the helper.
          * Watching stops after COORD_LEAK_DISMISSALS dismissals, as
@@ -182,6 +191,7 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "crashes", (double)c->stored);
         cJSON_AddNumberToObject(j, "unique_crashes", (double)c->unique);
         cJSON_AddNumberToObject(j, "inputs_lost", (double)c->lost);
+        cJSON_AddNumberToObject(j, "duplicate_deaths_skipped", (double)c->duplicates_skipped);
         cJSON_AddNumberToObject(j, "leak_suspects", (double)c->leak_suspects);
         cJSON_AddNumberToObject(j, "leak_suspects_dismissed", (double)c->leak_dismissed);
         cJSON_AddNumberToObject(j, "workers", c->n_slots);
@@ -291,6 +301,8 @@ static void helper_dispatch(Coordinator *c)
                 return;
         Job *j = c->queue_head;
         c->queue_head = j->next;
+        if (c->queued > 0)
+                c->queued--;
         if (!c->queue_head)
                 c->queue_tail = NULL;
         memcpy(c->job_region, j->record, c->layout.record_size);
@@ -436,6 +448,7 @@ static void queue_death(Coordinator *c, Slot *s, cJSON *died, bool leak_suspect)
         else
                 c->queue_head = j;
         c->queue_tail = j;
+        c->queued++;
         if (leak_suspect) {
                 c->leak_suspects++;
                 c->leak_pending++;
@@ -443,6 +456,77 @@ static void queue_death(Coordinator *c, Slot *s, cJSON *died, bool leak_suspect)
         }
         c->deaths++;
         c->crash_pending++;
+}
+
+/* A death's stack as a key: its kind and the module and offset of every
+ * frame (the exact places, before symbolization). false when there is no
+ * frame to tell deaths apart (a SIGKILL from outside). */
+static bool death_key(const cJSON *died, const Classification *cl, uint64_t *ret)
+{
+        const cJSON *death = cJSON_GetObjectItemCaseSensitive(died, "death");
+        const cJSON *frames = cJSON_GetObjectItemCaseSensitive(death, "frames");
+        uint64_t h = hash64(cl->kind, strlen(cl->kind), 0);
+        int n = 0;
+        const cJSON *f;
+
+        cJSON_ArrayForEach(f, frames)
+        {
+                const char *module = msg_str(f, "module", "");
+                const char *offset = msg_str(f, "offset", "");
+                h = hash64(module, strlen(module), h);
+                h = hash64(offset, strlen(offset), h);
+                n++;
+        }
+        *ret = h | 1; /* 0 marks an empty slot */
+        return n > 0;
+}
+
+/* Adds @key to the set; returns whether it was there already. A full set
+ * forgets nothing and adds nothing more (every later death is recovered). */
+static bool death_key_seen(Coordinator *c, uint64_t key)
+{
+        for (unsigned i = 0; i < COORD_DEATH_KEYS; i++) {
+                uint64_t *slot = &c->death_keys[(key + i) % COORD_DEATH_KEYS];
+                if (*slot == key)
+                        return true;
+                if (*slot == 0) {
+                        if (c->n_death_keys < COORD_DEATH_KEYS * 3 / 4) {
+                                *slot = key;
+                                c->n_death_keys++;
+                        }
+                        return false;
+                }
+        }
+        return false;
+}
+
+/*
+ * Every death is recovered, unless the helper is behind (COORD_BACKLOG jobs
+ * waiting) and a death with the same stack was already queued: a crash that
+ * recurs under --keep-going (thousands of times a minute on some targets)
+ * would otherwise keep the helper busy long after --max-total-time. Such a
+ * death is counted (runner_deaths, duplicate_deaths_skipped), not stored.
+ */
+static void take_death(Coordinator *c, Slot *s, cJSON *m)
+{
+        Classification cl;
+        uint64_t key;
+
+        classify_death(m, &cl);
+        if (!cl.is_crash)
+                return;
+        if (strcmp(cl.kind, "leak-suspect") == 0) {
+                queue_death(c, s, m, true);
+                return;
+        }
+        bool keyed = death_key(m, &cl, &key);
+        bool seen = keyed && death_key_seen(c, key);
+        if (seen && c->queued >= COORD_BACKLOG) {
+                c->deaths++;
+                c->duplicates_skipped++;
+                return;
+        }
+        queue_death(c, s, m, false);
 }
 
 static void worker_event(Coordinator *c, Slot *s, cJSON *m)
@@ -472,12 +556,8 @@ static void worker_event(Coordinator *c, Slot *s, cJSON *m)
                         log_warn("worker %d: the batch's input changed in shared memory during "
                                  "the batch",
                                  (int)wproc_pid(s->w));
-                if (strcmp(type, "died") == 0) {
-                        Classification cl;
-                        classify_death(m, &cl);
-                        if (cl.is_crash)
-                                queue_death(c, s, m, strcmp(cl.kind, "leak-suspect") == 0);
-                }
+                if (strcmp(type, "died") == 0)
+                        take_death(c, s, m);
         } else if (strcmp(type, "sandbox") == 0) {
                 sandboxlog_event(c->sandbox_log, m);
         } else if (strcmp(type, "error") == 0) {

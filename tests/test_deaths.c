@@ -172,6 +172,45 @@ Test(deaths, detect_leaks_0_turns_leak_checks_off, .timeout = 300)
         free(stats);
 }
 
+/* --keep-going on a crash that recurs: every death is either stored or
+ * counted as a duplicate of a stack already queued, and the run still ends
+ * in about --max-total-time (the helper does not fall behind for ever). */
+Test(deaths, a_recurring_crash_under_keep_going_ends_in_time, .timeout = 300)
+{
+        char out[512];
+        snprintf(out, sizeof(out), "%s/out", sf_tmpdir());
+        SfRun r;
+        const char *args[] = {"run",
+                              sf_target("deaths_segv"),
+                              "--out",
+                              out,
+                              "--workers",
+                              "1",
+                              "--keep-going",
+                              "--max-total-time",
+                              "6",
+                              "--no-minimize",
+                              NULL};
+        sf_run(&r, 120, args);
+        cr_assert_eq(r.exit_code, 1, "%s", r.err);
+        sf_run_free(&r);
+        char *stats = stats_of(out);
+        cJSON *j = cJSON_Parse(stats);
+        cr_assert_not_null(j);
+        double deaths = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "runner_deaths"));
+        double stored = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "crashes"));
+        double skipped = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "duplicate_deaths_skipped"));
+        double lost = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "inputs_lost"));
+        double elapsed = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "elapsed_s"));
+        cr_expect_gt(stored, 1, "the crash recurs under --keep-going");
+        cr_expect_eq(deaths, stored + skipped + lost,
+                     "deaths %g = stored %g + skipped %g + lost %g", deaths, stored, skipped, lost);
+        cr_expect_eq(lost, 0);
+        cr_expect_lt(elapsed, 40, "the run went on for %g s", elapsed);
+        cJSON_Delete(j);
+        free(stats);
+}
+
 Test(deaths, rss_limit_is_kind_oom, .timeout = 300)
 {
         /* The malloc limit would stop the one 512 MiB allocation first. A
