@@ -443,11 +443,18 @@ static void queue_death(Coordinator *c, Slot *s, cJSON *died, bool leak_suspect)
         j->died = cJSON_Duplicate(died, 1);
         j->died_at = clock_now_ms();
         j->leak_suspect = leak_suspect;
-        if (c->queue_tail)
-                c->queue_tail->next = j;
-        else
+        if (leak_suspect && c->queue_head) {
+                /* A check is quick, and watching for leaks waits for it:
+                 * it goes before the crashes waiting for recovery. */
+                j->next = c->queue_head;
                 c->queue_head = j;
-        c->queue_tail = j;
+        } else {
+                if (c->queue_tail)
+                        c->queue_tail->next = j;
+                else
+                        c->queue_head = j;
+                c->queue_tail = j;
+        }
         c->queued++;
         if (leak_suspect) {
                 c->leak_suspects++;

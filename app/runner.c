@@ -219,10 +219,12 @@ bool runner_leaks_prepare(void)
  * stay reachable). Still allocating more than it frees, it ends the batch;
  * the record's count names it. What the second run covered is no input's
  * coverage. */
-static void runner_leak_rerun(TargetTestOneInput test, const uint8_t *data, size_t len)
+static void runner_leak_rerun(RecordHeader *h, TargetTestOneInput test, const uint8_t *data,
+                              size_t len, uint64_t k)
 {
         uint64_t m = runner_mallocs, f = runner_frees;
 
+        h->reruns[h->n_reruns++] = k; /* history, before it happens */
         (void)test(data, len);
         coverage_clear();
         if (runner_mallocs - m > runner_frees - f) {
@@ -427,7 +429,17 @@ void runner_main(const RunnerArgs *a)
         uint64_t seed_k = 1;
         const uint64_t first = h->first_exec > 1 ? h->first_exec : 1;
         const int collect = !(h->batch_flags & RECORD_BATCH_REPLAY);
-        const int watch_leaks = (h->batch_flags & RECORD_BATCH_LEAK_WATCH) && runner_leak_check;
+        /* A fuzzing runner decides which iterations run twice (leak
+         * suspects) and notes them; a history replay runs the ones the dead
+         * runner noted. */
+        const int replaying = (h->batch_flags & RECORD_BATCH_REPLAY) != 0;
+        int watch_leaks =
+            !replaying && (h->batch_flags & RECORD_BATCH_LEAK_WATCH) && runner_leak_check;
+        uint32_t next_rerun = 0;
+        if (!replaying)
+                h->n_reruns = 0;
+        else if (h->n_reruns > RECORD_MAX_RERUNS)
+                h->n_reruns = RECORD_MAX_RERUNS;
         const int check_leaks = (h->batch_flags & RECORD_BATCH_LEAK_CHECK) && runner_leak_check;
 
         static MutatorDict dict;
@@ -525,11 +537,24 @@ void runner_main(const RunnerArgs *a)
                 int rc = a->test(data, len);
                 cmplog_mode = 0;
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
-                const int suspect = watch_leaks && runner_mallocs - mallocs > runner_frees - frees;
+                int suspect = watch_leaks && runner_mallocs - mallocs > runner_frees - frees;
+                if (__builtin_expect(suspect, 0) && h->n_reruns == RECORD_MAX_RERUNS) {
+                        /* The history has no room for more: stop watching. */
+                        watch_leaks = 0;
+                        suspect = 0;
+                }
+                if (__builtin_expect(replaying && next_rerun < h->n_reruns, 0)) {
+                        while (next_rerun < h->n_reruns && h->reruns[next_rerun] < k)
+                                next_rerun++;
+                        if (next_rerun < h->n_reruns && h->reruns[next_rerun] == k) {
+                                next_rerun++;
+                                (void)a->test(data, len);
+                        }
+                }
                 if (rc == TARGET_REJECT) {
                         coverage_clear();
                         if (__builtin_expect(suspect, 0))
-                                runner_leak_rerun(a->test, data, len);
+                                runner_leak_rerun(h, a->test, data, len, k);
                         continue;
                 }
                 size_t nf = coverage_scan(a->coverage);
@@ -550,7 +575,7 @@ void runner_main(const RunnerArgs *a)
                         }
                 }
                 if (__builtin_expect(suspect, 0))
-                        runner_leak_rerun(a->test, data, len);
+                        runner_leak_rerun(h, a->test, data, len, k);
         }
         /* LeakSanitizer prints its report to stderr, the worker's pipe. */
         if (check_leaks && runner_leak_check()) {

@@ -444,6 +444,15 @@ static int worker_begin_batch(Worker *w, const cJSON *cmd)
                 h->batch_flags |= RECORD_BATCH_LEAK_WATCH;
         if (leak_check)
                 h->batch_flags |= RECORD_BATCH_LEAK_CHECK;
+        /* A history replay runs the dead runner's doubled iterations again. */
+        h->n_reruns = 0;
+        const cJSON *reruns = cJSON_GetObjectItemCaseSensitive(cmd, "reruns");
+        const cJSON *rr;
+        cJSON_ArrayForEach(rr, reruns)
+        {
+                if (h->n_reruns < RECORD_MAX_RERUNS && cJSON_IsNumber(rr))
+                        h->reruns[h->n_reruns++] = (uint64_t)rr->valuedouble;
+        }
         /* A history replay brings the comparison tables of the batch it
          * replays (already in place, like the payload). */
         int64_t cmp_gens = msg_int(cmd, "cmp_gens", 0);

@@ -83,7 +83,9 @@ typedef struct WprocBatch {
         const uint8_t *op_weights; /* MUTATOR_WEIGHTS bytes, or NULL: all alike */
         uint64_t first;            /* first iteration to execute (0 or 1: all) */
         int replay;                /* verification or history replay: collect no finds */
-        int leak_watch; /* an execution that allocates more than it frees ends the batch */
+        int leak_watch;         /* an execution that allocates more than it frees ends the batch */
+        const uint64_t *reruns; /* a history replay: iterations the runner ran twice */
+        uint32_t n_reruns;
         int leak_check; /* a LeakSanitizer check after the (one) execution */
         int quiet;      /* keep the target's output out of the worker's stderr */
 } WprocBatch;

@@ -208,19 +208,37 @@ typedef struct SequenceFiles {
         char (*names)[32];
         uint8_t **data;
         size_t n;
+        const RecordHeader *job; /* its reruns: inputs the runner ran twice */
 } SequenceFiles;
 
-static int sequence_collect(void *ctx, uint64_t k, const uint8_t *data, size_t len)
+static int sequence_add(SequenceFiles *s, const char *name, const uint8_t *data, size_t len)
 {
-        SequenceFiles *s = ctx;
         uint8_t *copy = malloc(len ? len : 1);
         if (!copy)
                 return 1;
         memcpy(copy, data, len);
-        snprintf(s->names[s->n], sizeof(s->names[0]), "sequence/%08llu", (unsigned long long)k);
+        snprintf(s->names[s->n], sizeof(s->names[0]), "%s", name);
         s->data[s->n] = copy;
         s->files[s->n] = (CrashFile){.name = s->names[s->n], .data = copy, .len = len};
         s->n++;
+        return 0;
+}
+
+/* One file per iteration, in order; an iteration the runner ran twice (a
+ * leak suspect's second run) is there twice ("-again" sorts right after). */
+static int sequence_collect(void *ctx, uint64_t k, const uint8_t *data, size_t len)
+{
+        SequenceFiles *s = ctx;
+        char name[32];
+        snprintf(name, sizeof(name), "sequence/%08llu", (unsigned long long)k);
+        if (sequence_add(s, name, data, len))
+                return 1;
+        for (uint32_t i = 0; i < s->job->n_reruns && i < RECORD_MAX_RERUNS; i++)
+                if (s->job->reruns[i] == k) {
+                        snprintf(name, sizeof(name), "sequence/%08llu-again",
+                                 (unsigned long long)k);
+                        return sequence_add(s, name, data, len);
+                }
         return 0;
 }
 
@@ -450,9 +468,10 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
                  * the record (which replays them there) is what is kept. */
                 if (jh->flags & RECORD_F_CUSTOM)
                         cap = 0;
-                seq.files = calloc(cap + 1, sizeof(CrashFile));
-                seq.names = calloc(cap + 1, sizeof(seq.names[0]));
-                seq.data = calloc(cap + 1, sizeof(uint8_t *));
+                seq.job = jh;
+                seq.files = calloc(cap + RECORD_MAX_RERUNS + 1, sizeof(CrashFile));
+                seq.names = calloc(cap + RECORD_MAX_RERUNS + 1, sizeof(seq.names[0]));
+                seq.data = calloc(cap + RECORD_MAX_RERUNS + 1, sizeof(uint8_t *));
                 uint8_t *tmp = malloc(hp->layout.max_len);
                 if (seq.files && seq.names && seq.data && tmp) {
                         if (cap)

@@ -223,7 +223,8 @@ void replay_history_batch(const void *region, const RecordLayout *l, uint64_t fi
             .op_weights = h->op_weights,
             .first = first,
             .replay = 1,
-            .leak_watch = (h->batch_flags & RECORD_BATCH_LEAK_WATCH) != 0,
+            .reruns = h->reruns,
+            .n_reruns = h->n_reruns <= RECORD_MAX_RERUNS ? h->n_reruns : RECORD_MAX_RERUNS,
         };
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cjson/cJSON.h>
@@ -170,6 +171,53 @@ Test(deaths, detect_leaks_0_turns_leak_checks_off, .timeout = 300)
         char *stats = stats_of(out);
         cr_expect(strstr(stats, "\"leak_suspects\":\t0"), "%s", stats);
         free(stats);
+}
+
+static cJSON *crash_json(const char *out, const char *id);
+
+/* A leak suspect runs twice in its runner, and that second run is history:
+ * two 'G' seeds, the first also filling a cache (a suspect, run again),
+ * abort at the second. The stored sequence holds the first twice, and
+ * reproduce replays it with the second run. */
+Test(deaths, an_input_run_twice_for_leaks_is_part_of_the_history, .timeout = 300)
+{
+        char *dir = sf_tmpdir();
+        char seeds[512], out[512], path[800];
+        snprintf(seeds, sizeof(seeds), "%s/seeds", dir);
+        snprintf(out, sizeof(out), "%s/out", dir);
+        cr_assert_eq(mkdir(seeds, 0755), 0);
+        for (int i = 0; i < 2; i++) {
+                snprintf(path, sizeof(path), "%s/%d", seeds, i + 1);
+                FILE *f = fopen(path, "w");
+                cr_assert_not_null(f);
+                fprintf(f, "G%c", 'a' + i);
+                fclose(f);
+        }
+        SfRun r;
+        const char *args[] = {"run", sf_target("deaths_asan_state"),
+                              seeds, "--out",
+                              out,   "--workers",
+                              "1",   "--max-total-time",
+                              "60",  NULL};
+        sf_run(&r, 200, args);
+        cr_assert_eq(r.exit_code, 1, "%s", r.err);
+        sf_run_free(&r);
+        char *id = sf_only_crash(out);
+        cJSON *j = crash_json(out, id);
+        cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "kind")), "abort");
+        cr_expect_not_null(cJSON_GetObjectItem(j, "state_dependent"), "the second G alone is fine");
+        cJSON_Delete(j);
+        snprintf(path, sizeof(path), "%s/crashes/%s/sequence/00000001-again", out, id);
+        size_t len;
+        uint8_t *again = sf_read(path, &len);
+        cr_expect(again && len == 2 && again[0] == 'G', "the first seed is there twice");
+        free(again);
+        const char *rargs[] = {"reproduce", id, "--out", out, NULL};
+        sf_run(&r, 60, rargs);
+        cr_expect_eq(r.exit_code, 1, "reproduce:\n%s", r.out);
+        cr_expect(strstr(r.out, "REPRODUCED: abort"), "%s", r.out);
+        sf_run_free(&r);
+        free(id);
 }
 
 /* --keep-going on a crash that recurs: every death is either stored or

@@ -55,9 +55,10 @@
 #include "snapfuzz/prng.h"
 
 #define RECORD_MAGIC UINT64_C(0x3144524f43524653) /* "SFRCORD1" little-endian */
-#define RECORD_VERSION 4u
+#define RECORD_VERSION 5u
 
 #define RECORD_HEADER_SIZE 4096u
+#define RECORD_MAX_RERUNS 16u
 #define RECORD_DEATH_OFFSET RECORD_HEADER_SIZE
 #define RECORD_DEATH_SIZE 4096u
 #define RECORD_TABLE_BYTES (64u * 1024u)
@@ -206,6 +207,15 @@ typedef struct RecordHeader {
          * tell a rebuilt input from one that a custom mutator that is not
          * deterministic made differently. */
         RecordExecNote exec[2];
+        /* Iterations the runner executed twice in a row (a leak suspect's
+         * second run, RECORD_BATCH_LEAK_WATCH), each noted before its second
+         * run: part of the runner's history. A fuzzing runner writes them
+         * (and stops watching when the list is full); for a history replay
+         * the worker writes the dead runner's list, and the runner runs
+         * exactly those iterations twice. */
+        uint32_t n_reruns;
+        uint32_t pad4;
+        uint64_t reruns[RECORD_MAX_RERUNS];
 } RecordHeader;
 
 /* Verification and history replay: no finds, no early stop when the finds
