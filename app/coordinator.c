@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,9 +38,11 @@
 #include "core/coverage.h"
 #include "core/crashstore.h"
 #include "core/fsutil.h"
+#include "core/hash.h"
 #include "core/log.h"
 #include "core/msg.h"
 #include "core/wproc.h"
+#include "core/writeq.h"
 #include "recovery/classify.h"
 #include "recovery/recovery.h"
 #include "snapfuzz/exitcode.h"
@@ -80,6 +83,8 @@ typedef struct Coordinator {
         Slot *slots;
         unsigned n_slots;
         Corpus *corpus;
+        WriteQueue *corpus_q; /* writes new entries into OUT/corpus off the loop */
+        int corpus_fd;
         RunDicts *dicts;
         int cov_fd;
         CoverageShared *cov;
@@ -99,6 +104,7 @@ typedef struct Coordinator {
         uint8_t *seed_pack; /* the seed list of a warm-up batch (max_len bytes) */
 
         uint64_t execs, dispatched, batch_ids;
+        uint64_t events; /* messages read from workers */
         int64_t start_ms, last_status_ms;
         uint64_t deaths, stored, unique, lost;
         int crash_pending;
@@ -123,6 +129,16 @@ static void fmt_count(char *buf, size_t cap, double v)
                 snprintf(buf, cap, "%.1fk", v / 1e3);
         else
                 snprintf(buf, cap, "%.0f", v);
+}
+
+/* User and system time of the process or the calling thread. */
+static double rusage_seconds(int who)
+{
+        struct rusage ru;
+        if (getrusage(who, &ru) < 0)
+                return 0;
+        return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+               (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static int write_stats(Coordinator *c, const char *status)
@@ -150,6 +166,13 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "leak_suspects", (double)c->leak_suspects);
         cJSON_AddNumberToObject(j, "leak_suspects_dismissed", (double)c->leak_dismissed);
         cJSON_AddNumberToObject(j, "workers", c->n_slots);
+        /* What the coordinator itself costs: its own CPU time (not the
+         * workers' or the helper's) against the messages it handled, the
+         * figure that says how many workers one coordinator can serve;
+         * the event loop's share apart from the corpus writer thread's. */
+        cJSON_AddNumberToObject(j, "coordinator_cpu_s", rusage_seconds(RUSAGE_SELF));
+        cJSON_AddNumberToObject(j, "coordinator_loop_cpu_s", rusage_seconds(RUSAGE_THREAD));
+        cJSON_AddNumberToObject(j, "worker_events", (double)c->events);
         cJSON_AddStringToObject(j, "seed", seed);
         sandboxlog_add_stats(c->sandbox_log, j);
         char *s = cJSON_Print(j);
@@ -323,6 +346,8 @@ static void helper_event(Coordinator *c, cJSON *m)
 static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen);
 static void restart_slot(Coordinator *c, Slot *s, const char *why);
 
+static void corpus_write_failed(Coordinator *c, int err);
+
 static void take_finds(Coordinator *c, Slot *s)
 {
         void *region = wproc_region(s->w);
@@ -334,15 +359,29 @@ static void take_finds(Coordinator *c, Slot *s)
                 RecordFindSlot *fs = record_find_slot(region, &c->layout, i);
                 if (fs->len > c->layout.max_len)
                         continue; /* scribbled on; never trust a length from a runner */
-                int r = corpus_add(c->corpus, (const uint8_t *)(fs + 1), fs->len, true);
-                if (r < 0 && !c->internal_error) {
-                        log_error("cannot write to %s/corpus: %s", c->cfg->out_dir, strerror(-r));
-                        c->internal_error = true;
-                        c->stopping = true;
+                const uint8_t *data = (const uint8_t *)(fs + 1);
+                int r = corpus_add(c->corpus, data, fs->len, false);
+                if (r == 1) {
+                        /* On disk in the background: a find storm must not
+                         * stall the loop for two fsyncs per entry. */
+                        char name[SHA1_HEX_LEN];
+                        sha1_hex(data, fs->len, name);
+                        r = writeq_put(c->corpus_q, name, data, fs->len);
                 }
+                if (r < 0)
+                        corpus_write_failed(c, r);
         }
         if (used)
                 (void)dicts_take_tokens(c->dicts, region, &c->layout);
+}
+
+static void corpus_write_failed(Coordinator *c, int err)
+{
+        if (c->internal_error)
+                return;
+        log_error("cannot write to %s/corpus: %s", c->cfg->out_dir, strerror(-err));
+        c->internal_error = true;
+        c->stopping = true;
 }
 
 static void queue_death(Coordinator *c, Slot *s, cJSON *died, bool leak_suspect)
@@ -656,6 +695,7 @@ static void loop_once(Coordinator *c)
                         }
                         if (t == 0)
                                 break;
+                        c->events++;
                         worker_event(c, s, m);
                         cJSON_Delete(m);
                 }
@@ -750,11 +790,12 @@ static int load_seeds(Coordinator *c)
         return 0;
 }
 
-/* Starts (or restarts) the worker of a slot. Returns 0 or a WPROC_ERR_* /
- * negative errno, with a message for a person in @err. */
-static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
+static WprocConfig worker_config(const Coordinator *c)
 {
-        WprocConfig wc = {
+        return (WprocConfig){
+            /* bench/scale.sh puts a simulated worker here (bench/simworker.c)
+             * to load the real coordinator with more workers than cores. */
+            .exe = getenv("SNAPFUZZ_WORKER_EXE"),
             .target = c->cfg->target_abs,
             .max_len = c->cfg->max_len,
             .timeout_ms = c->cfg->timeout_ms,
@@ -766,33 +807,70 @@ static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
             .value_profile = c->cfg->value_profile,
             .detect_leaks = c->cfg->detect_leaks,
         };
-        int r = wproc_spawn(&s->w, &wc, err, errlen);
-        if (r < 0)
-                return r;
+}
+
+/* A slot whose worker has said hello. */
+static void slot_ready(Slot *s)
+{
         fcntl(wproc_evt_fd(s->w), F_SETFL, O_NONBLOCK);
         s->alive = true;
         s->busy = false;
+}
+
+/* Restarts the worker of a slot. Returns 0 or a WPROC_ERR_* / negative
+ * errno, with a message for a person in @err. */
+static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
+{
+        WprocConfig wc = worker_config(c);
+        int r = wproc_spawn(&s->w, &wc, err, errlen);
+        if (r < 0)
+                return r;
+        slot_ready(s);
         return 0;
 }
 
+/* Every worker loads the target at the same time: started one by one, 64
+ * workers would cost 64 initializations of wall time before the first
+ * batch. Hellos are then awaited in order; slots become usable (n_slots)
+ * only once their worker has said hello. */
 static int start_workers(Coordinator *c)
 {
         char err[1024];
+        unsigned launched = 0;
+        int r = 0;
+
         c->slots = calloc(c->cfg->workers, sizeof(Slot));
         if (!c->slots)
                 return SF_EXIT_INTERNAL;
-        for (unsigned i = 0; i < c->cfg->workers; i++) {
-                int r = spawn_slot(c, &c->slots[i], err, sizeof(err));
-                if (r < 0) {
-                        log_error("%s: %s", c->cfg->target, err);
-                        return r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ||
-                                       r == WPROC_ERR_TIMEOUT
-                                   ? SF_EXIT_USAGE
-                                   : SF_EXIT_INTERNAL;
-                }
-                c->n_slots++;
+        WprocConfig wc = worker_config(c);
+        for (; launched < c->cfg->workers; launched++) {
+                r = wproc_launch(&c->slots[launched].w, &wc, err, sizeof(err));
+                if (r < 0)
+                        goto err_launched;
+        }
+        for (; c->n_slots < launched; c->n_slots++) {
+                Slot *s = &c->slots[c->n_slots];
+                r = wproc_await_hello(s->w, err, sizeof(err));
+                if (r < 0)
+                        goto err_launched;
+                slot_ready(s);
         }
         return 0;
+
+err_launched:
+        /* The workers not yet counted are still loading, or failed the
+         * same way: they go now rather than after a grace period each. */
+        for (unsigned i = c->n_slots; i < launched; i++) {
+                pid_t pid = wproc_pid(c->slots[i].w);
+                if (pid > 0) /* -1 once reaped: never kill(-1) */
+                        kill(pid, SIGKILL);
+                wproc_free(c->slots[i].w);
+                c->slots[i].w = NULL;
+        }
+        log_error("%s: %s", c->cfg->target, err);
+        return r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED || r == WPROC_ERR_TIMEOUT
+                   ? SF_EXIT_USAGE
+                   : SF_EXIT_INTERNAL;
 }
 
 static void shutdown_all(Coordinator *c)
@@ -829,6 +907,7 @@ int coordinator_run(RunConfig *cfg)
                          .sigfd = -1,
                          .helper_evt = -1,
                          .outdir_fd = -1,
+                         .corpus_fd = -1,
                          .leak_watch = cfg->detect_leaks};
         int r;
 
@@ -887,6 +966,15 @@ int coordinator_run(RunConfig *cfg)
                 log_error("cannot start the recovery helper: %s", strerror(-r));
                 return SF_EXIT_INTERNAL;
         }
+        /* After the helper's fork and the signal mask: the writer thread
+         * is the coordinator's alone and never takes a signal. */
+        c.corpus_fd = open(corpus_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = c.corpus_fd < 0 ? -errno : writeq_new(&c.corpus_q, c.corpus_fd);
+        if (r < 0) {
+                log_error("cannot open %s for writing: %s", corpus_dir, strerror(-r));
+                shutdown_all(&c);
+                return SF_EXIT_INTERNAL;
+        }
         /* Nothing is printed before the target is known to load, so that a
          * bad target gets exactly one line. */
         int code = start_workers(&c);
@@ -922,6 +1010,9 @@ int coordinator_run(RunConfig *cfg)
                         c.internal_error = true;
                         c.stopping = true;
                 }
+                r = writeq_error(c.corpus_q);
+                if (r < 0)
+                        corpus_write_failed(&c, r);
                 int64_t now = clock_now_ms();
                 if (now - c.last_status_ms >= (int64_t)cfg->status_every_s * 1000) {
                         c.last_status_ms = now;
@@ -931,6 +1022,9 @@ int coordinator_run(RunConfig *cfg)
                 }
         }
         shutdown_all(&c);
+        r = writeq_flush(c.corpus_q);
+        if (r < 0)
+                corpus_write_failed(&c, r);
         save_autodict(&c);
         print_status(&c, "done ");
         sandboxlog_summary(c.sandbox_log);
@@ -945,6 +1039,8 @@ int coordinator_run(RunConfig *cfg)
         if (!c.stored && !c.lost)
                 log_info("no crash found");
 
+        writeq_free(c.corpus_q);
+        close(c.corpus_fd);
         corpus_free(c.corpus);
         dicts_free(c.dicts);
         corpus_seeds_free(c.seeds, c.n_seeds);

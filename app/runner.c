@@ -34,6 +34,7 @@
 
 #include "app/runner.h"
 #include "core/cmplog.h"
+#include "recovery/replay.h"
 #include "snapfuzz/mutator.h"
 
 #include "snapfuzz/banned.h"
@@ -240,6 +241,37 @@ static void runner_push_find(void *region, const RecordLayout *l, const uint8_t 
         __atomic_store_n(&f->used, used + 1, __ATOMIC_RELEASE);
 }
 
+/* One step of a batch made with the target's custom mutator. What the
+ * mutator's own code hit is not coverage of the input, so the counters are
+ * cleared after it (as libFuzzer resets its maps before each execution);
+ * the input is noted for recovery before count can name it. */
+static size_t runner_custom_step(RecordHeader *h, const CustomMutator *cm, const MutatorCtx *ctx,
+                                 SfPrng *rng, uint8_t *work, size_t len, size_t max_len, uint64_t k)
+{
+        len = custom_mutate(cm, ctx, rng, work, len, max_len);
+        coverage_clear();
+        record_exec_note(h, k, work, len);
+        return len;
+}
+
+__attribute__((noreturn)) static void runner_rebuild(void *region, const RecordLayout *l,
+                                                     const CustomMutator *cm, int how, uint8_t *buf)
+{
+        RecordHeader *h = record_header(region);
+        uint64_t k = __atomic_load_n(&h->count, __ATOMIC_RELAXED);
+        size_t len = 0;
+
+        h->runner_state = RECORD_RUNNER_REBUILDING;
+        int r = how == RECORD_REBUILT_SEED ? replay_custom_from_seed(region, l, cm, k, buf, &len)
+                                           : replay_custom_at(region, l, cm, k, buf, &len);
+        if (r == 0) {
+                runner_push_find(region, l, buf, len, k);
+                record_find_slot(region, l, 0)->flags = (uint32_t)how;
+        }
+        h->runner_state = RECORD_RUNNER_DONE;
+        _exit(RUNNER_EXIT_DONE);
+}
+
 void runner_main(const RunnerArgs *a)
 {
         void *region = a->region;
@@ -312,6 +344,18 @@ void runner_main(const RunnerArgs *a)
         SfPrng rng;
         prng_seed(&rng, h->seed, h->batch_id);
 
+        /* The target's custom mutator, for a batch that the worker says
+         * uses it; its crossover writes into a scratch buffer of ours. */
+        CustomMutator cm = {0};
+        const CustomMutator *custom = NULL;
+        if (a->custom && ((h->flags & RECORD_F_CUSTOM) || a->rebuild)) {
+                cm = *a->custom;
+                cm.scratch = malloc(max_len);
+                if (!cm.scratch)
+                        _exit(RUNNER_EXIT_SETUP);
+                custom = &cm;
+        }
+
         /* Whatever the target's initialization touched is not coverage of
          * any input. */
         coverage_clear();
@@ -324,6 +368,8 @@ void runner_main(const RunnerArgs *a)
          * --malloc-limit-mb. */
         if (runner_malloc_armed)
                 *runner_malloc_armed = 1;
+        if (a->rebuild)
+                runner_rebuild(region, l, custom, a->rebuild, work);
 
         size_t len = base_len;
         memcpy(work, base, base_len);
@@ -344,7 +390,11 @@ void runner_main(const RunnerArgs *a)
                                 memcpy(work, base, base_len);
                                 len = base_len;
                         }
-                        len = mutator_mutate(&ctx, &rng, work, len, max_len);
+                        if (custom)
+                                len = runner_custom_step(h, custom, &ctx, &rng, work, len, max_len,
+                                                         k);
+                        else
+                                len = mutator_mutate(&ctx, &rng, work, len, max_len);
                 } else if (seeds) {
                         const uint8_t *entry;
                         uint32_t elen;

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "core/coverage.h"
+#include "core/custom.h"
 #include "sandbox/sandbox.h"
 #include "snapfuzz/record.h"
 #include "snapfuzz/target.h"
@@ -40,9 +41,24 @@ typedef struct RunnerArgs {
         const int *close_fds; /* worker fds the target must not see */
         int n_close_fds;
         int output_fd; /* becomes the runner's stdout and stderr */
+        /* The target's custom mutator and crossover (scratch unused), or
+         * NULL. Used for batches whose record says RECORD_F_CUSTOM_*. */
+        const CustomMutator *custom;
+        /* Instead of a batch, RECORD_REBUILT_SLOT or _SEED: rebuild the
+         * input `count` names in the record already in the region (another
+         * runner's, copied there) that way (see runner_main). */
+        int rebuild;
 } RunnerArgs;
 
-/* Runs the batch described by the record. Never returns. */
+/* Runs the batch described by the record. Never returns.
+ *
+ * With @a->rebuild, runs no batch: under the same sandbox, rebuilds the
+ * input of iteration `count` of the record in the region, with
+ * replay_custom_at (RECORD_REBUILT_SLOT: from the chain's slot) or
+ * replay_custom_from_seed (RECORD_REBUILT_SEED: the whole batch, which also
+ * replays a mutator's state since the fork), writes it to finds slot 0,
+ * whose flags say which, and exits with state DONE. A record that cannot be
+ * replayed leaves the finds area empty. */
 __attribute__((noreturn)) void runner_main(const RunnerArgs *a);
 
 /* Called once in the worker before any fork: loads what the runner's signal

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "core/coverage.h"
-#include "snapfuzz/mutator.h"
+#include "core/custom.h"
 
 #include "snapfuzz/banned.h"
 
@@ -54,20 +54,10 @@ SF_EXPORT void __sanitizer_cov_trace_pc_indir(uintptr_t callee)
         (void)callee;
 }
 
-/* The PRNG and context of the mutation in progress, set by the runner
- * around a custom mutator call so that LLVMFuzzerMutate stays a
- * deterministic function of the replay record. */
-SfPrng *sancov_mutate_rng;
-const MutatorCtx *sancov_mutate_ctx;
-
+/* A custom mutator's way to snapfuzz's own mutations: the PRNG and ctx of
+ * the step in progress (core/custom.c), so that it is replayed too. */
 SF_EXPORT size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 SF_EXPORT size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size)
 {
-        static const MutatorCtx none;
-        static SfPrng fallback = {0x853c49e6748fea9bULL, 0xda3e39cb94b95bdbULL};
-        if (max_size == 0)
-                return 0;
-        return mutator_mutate(sancov_mutate_ctx ? sancov_mutate_ctx : &none,
-                              sancov_mutate_rng ? sancov_mutate_rng : &fallback, data,
-                              size < max_size ? size : max_size, max_size);
+        return custom_builtin_mutate(data, size, max_size);
 }

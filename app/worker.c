@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,9 @@
 #define WORKER_OUTPUT_TAIL 16384
 #define WORKER_OUTPUT_REPORT 4096 /* what the "output" field keeps */
 #define WORKER_REPORT_MAX 8192
+/* How long rebuilding one input with a custom mutator may take (it may
+ * replay a whole batch's mutations from its seed). */
+#define WORKER_REBUILD_MS 30000
 
 typedef struct Worker {
         WprocConfig cfg;
@@ -62,6 +66,8 @@ typedef struct Worker {
         CoverageShared *coverage;
         Sandbox *sandbox;
         TargetTestOneInput test;
+        CustomMutator custom; /* the target's custom mutator and crossover */
+        bool has_custom;
         void *handle;
         MsgReader reader;
         int stopping;
@@ -99,6 +105,7 @@ static int worker_load(Worker *w)
                 worker_send_error(w, "entry", msg);
                 return -ENOENT;
         }
+        w->has_custom = custom_lookup(w->handle, &w->custom);
         TargetInitialize init = (TargetInitialize)dlsym(w->handle, TARGET_SYM_INIT);
         if (init) {
                 static char *argv_store[2];
@@ -394,7 +401,8 @@ static void worker_on_sandbox_event(void *userdata, const cJSON *event)
         cJSON_Delete(m);
 }
 
-static int worker_run_batch(Worker *w, const cJSON *cmd)
+/* Writes the batch a "fuzz" command describes into the record. */
+static int worker_begin_batch(Worker *w, const cJSON *cmd)
 {
         RecordHeader *h = record_header(w->region);
         uint64_t iters = (uint64_t)msg_int(cmd, "iters", 1);
@@ -429,6 +437,42 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
          * replays (already in place, like the payload). */
         int64_t cmp_gens = msg_int(cmd, "cmp_gens", 0);
         h->cmp_gens = cmp_gens > 0 && cmp_gens <= RECORD_CMP_TABLES ? (uint32_t)cmp_gens : 0;
+        /* Mutations call the target's custom mutator: the record says so,
+         * so that only a process that loaded the target replays them. */
+        if (mode == RECORD_MODE_FUZZ && w->has_custom)
+                record_set_flags(w->region, custom_record_flags(&w->custom));
+        return 0;
+}
+
+/* A "rebuild" command: the record in the region is another runner's,
+ * copied there whole (wproc_rebuild); only what the runner reports back
+ * is reset. */
+static void worker_begin_rebuild(Worker *w)
+{
+        RecordHeader *h = record_header(w->region);
+        memset(record_death(w->region), 0, sizeof(RecordDeath));
+        record_finds(w->region, &w->layout)->capacity = RECORD_FINDS_SLOTS;
+        record_finds(w->region, &w->layout)->used = 0;
+        h->runner_state = RECORD_RUNNER_IDLE;
+        h->new_features = 0;
+        h->batch_flags = 0; /* the rebuild runs no leak checks, collects nothing */
+}
+
+static int worker_run_batch(Worker *w, const cJSON *cmd)
+{
+        RecordHeader *h = record_header(w->region);
+        int rebuild = 0;
+        if (strcmp(msg_str(cmd, "type", ""), "rebuild") == 0)
+                rebuild = strcmp(msg_str(cmd, "from", "slot"), "seed") == 0 ? RECORD_REBUILT_SEED
+                                                                            : RECORD_REBUILT_SLOT;
+        if (rebuild) {
+                worker_begin_rebuild(w);
+        } else {
+                int r = worker_begin_batch(w, cmd);
+                if (r < 0)
+                        return r;
+        }
+        bool leak_check = (h->batch_flags & RECORD_BATCH_LEAK_CHECK) != 0;
 
         int out_pipe[2];
         if (pipe2(out_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -462,6 +506,8 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
             .close_fds = close_fds,
             .n_close_fds = 5,
             .output_fd = out_pipe[1],
+            .custom = w->has_custom ? &w->custom : NULL,
+            .rebuild = rebuild,
         };
         pid_t pid = fork();
         if (pid < 0) {
@@ -540,6 +586,9 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                            now - last_progress >= (int64_t)w->cfg.timeout_ms) {
                         kill_reason = KILL_TIMEOUT;
                 }
+                if (kill_reason == KILL_NONE && h->runner_state == RECORD_RUNNER_REBUILDING &&
+                    now - started >= WORKER_REBUILD_MS)
+                        kill_reason = KILL_TIMEOUT;
                 if (kill_reason != KILL_NONE) {
                         kill(pid, RUNNER_SIGNAL_DUMP);
                         kill_deadline = now + WORKER_DUMP_GRACE_MS;
@@ -727,6 +776,10 @@ int worker_main(int argc, char **argv)
                 return WORKER_EXIT_INTERNAL;
         cJSON_AddNumberToObject(hello, "pid", getpid());
         cJSON_AddNumberToObject(hello, "counters", (double)coverage_counters());
+        if (w.custom.mutate)
+                cJSON_AddBoolToObject(hello, "custom_mutator", 1);
+        if (w.custom.crossover)
+                cJSON_AddBoolToObject(hello, "custom_crossover", 1);
         cJSON_AddItemToObject(hello, "sandbox", sandbox_describe(w.sandbox));
         /* Leak checks need LeakSanitizer and a sandbox that lets it work. */
         cJSON_AddBoolToObject(hello, "leaks", w.leaks && sandbox_can_check_leaks(w.sandbox));
@@ -743,7 +796,7 @@ int worker_main(int argc, char **argv)
                 if (r == 0)
                         continue;
                 const char *type = msg_str(m, "type", "");
-                if (strcmp(type, "fuzz") == 0) {
+                if (strcmp(type, "fuzz") == 0 || strcmp(type, "rebuild") == 0) {
                         r = worker_run_batch(&w, m);
                         if (r == -EPIPE) {
                                 cJSON_Delete(m);

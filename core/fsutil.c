@@ -39,15 +39,18 @@ int fs_fsync_dir(int dirfd)
         return fsync(dirfd) < 0 ? -errno : 0;
 }
 
-int fs_write_atomic(int dirfd, const char *name, const void *data, size_t len)
+int fs_write_atomic_file(int dirfd, const char *name, const void *data, size_t len)
 {
+        /* Atomic: the coordinator's corpus writer thread and its main
+         * thread both write files. */
         static unsigned long counter;
         char tmp[512];
         int r, fd;
 
         if (strchr(name, '/'))
                 return -EINVAL;
-        r = snprintf(tmp, sizeof(tmp), FS_TMP_PREFIX "%s.%ld.%lu", name, (long)getpid(), counter++);
+        r = snprintf(tmp, sizeof(tmp), FS_TMP_PREFIX "%s.%ld.%lu", name, (long)getpid(),
+                     __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
         if (r < 0 || (size_t)r >= sizeof(tmp))
                 return -ENAMETOOLONG;
 
@@ -71,13 +74,19 @@ int fs_write_atomic(int dirfd, const char *name, const void *data, size_t len)
                 r = -errno;
                 goto err_unlink;
         }
-        return fs_fsync_dir(dirfd);
+        return 0;
 
 err_unlink:
         if (fd >= 0)
                 close(fd);
         unlinkat(dirfd, tmp, 0);
         return r;
+}
+
+int fs_write_atomic(int dirfd, const char *name, const void *data, size_t len)
+{
+        int r = fs_write_atomic_file(dirfd, name, data, len);
+        return r < 0 ? r : fs_fsync_dir(dirfd);
 }
 
 int fs_read_file(int dirfd, const char *path, size_t max, uint8_t **ret, size_t *ret_len)

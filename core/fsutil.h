@@ -16,6 +16,12 @@
 /* Writes @len bytes to @name under @dirfd atomically. Returns 0 or -errno. */
 int fs_write_atomic(int dirfd, const char *name, const void *data, size_t len);
 
+/* fs_write_atomic without the final fsync of the directory, for writers of
+ * many files that fsync it once for all of them (core/writeq.h): the file
+ * is complete and durable under its name once fs_fsync_dir(@dirfd) has
+ * returned. Returns 0 or -errno. */
+int fs_write_atomic_file(int dirfd, const char *name, const void *data, size_t len);
+
 /* Reads a whole regular file (at most @max bytes; -EFBIG beyond) into a
  * malloc'd buffer (NUL-terminated for convenience, not counted in the
  * length). Returns 0 or -errno. */

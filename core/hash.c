@@ -53,6 +53,27 @@ uint64_t hash64(const void *data, size_t len, uint64_t seed)
         return avalanche(h ^ len);
 }
 
+uint64_t hash64_lanes(const void *data, size_t len, uint64_t seed)
+{
+        if (len < 64)
+                return hash64(data, len, seed);
+        const uint8_t *p = data;
+        uint64_t h[4] = {seed ^ HASH_K1, seed ^ HASH_K2, seed ^ HASH_K3, seed ^ (len * HASH_K1)};
+        size_t i = 0;
+
+        for (; i + 32 <= len; i += 32) {
+                for (unsigned j = 0; j < 4; j++) {
+                        uint64_t w;
+                        memcpy(&w, p + i + 8 * j, 8);
+                        h[j] = rotl64(h[j] ^ (w * HASH_K2), 31) * HASH_K1;
+                }
+        }
+        uint64_t r = hash64(p + i, len - i, h[0]);
+        for (unsigned j = 1; j < 4; j++)
+                r = hash64_mix(r, h[j]);
+        return avalanche(r ^ len);
+}
+
 static inline uint32_t rotl32(uint32_t x, unsigned r)
 {
         return (x << r) | (x >> (32 - r));

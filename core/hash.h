@@ -11,6 +11,11 @@
 /* Non-cryptographic 64-bit hash; stable across runs, builds and machines. */
 uint64_t hash64(const void *data, size_t len, uint64_t seed);
 
+/* The same kind of hash for long inputs, at a few times the speed: four
+ * independent lanes of 8 bytes each (so the multiplies overlap), folded
+ * together at the end. Below 64 bytes it is hash64. */
+uint64_t hash64_lanes(const void *data, size_t len, uint64_t seed);
+
 /* Mixes one more 64-bit value into a running hash. */
 uint64_t hash64_mix(uint64_t h, uint64_t v);
 

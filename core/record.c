@@ -64,6 +64,11 @@ uint64_t record_cmp_check(const CmpTable *t, uint64_t batch_id)
         return hash64_mix(h, hash64(t->mems, nm * sizeof(CmpMemEntry), 5));
 }
 
+uint64_t record_exec_check(const uint8_t *data, size_t len)
+{
+        return hash64_lanes(data, len, UINT64_C(0x45584543));
+}
+
 uint64_t record_desc_check(const RecordHeader *h)
 {
         /* Everything from magic up to payload_check: the description. */
@@ -106,6 +111,13 @@ void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, 
         record_finds(region, l)->used = 0;
         record_tokens(region, l)->capacity = RECORD_TOKEN_SLOTS;
         record_tokens(region, l)->used = 0;
+}
+
+void record_set_flags(void *region, uint32_t flags)
+{
+        RecordHeader *h = record_header(region);
+        h->flags = flags;
+        h->desc_check = record_desc_check(h);
 }
 
 RecordProblem record_chain_cmp(const void *region, const RecordLayout *l, const RecordChainSlot *s,
@@ -215,6 +227,9 @@ const char *record_problem_str(RecordProblem p)
                 return "the iteration count is beyond the batch";
         case RECORD_BAD_CMP:
                 return "a comparison table fails its checksum (scribbled on by the target?)";
+        case RECORD_NEEDS_TARGET:
+                return "the inputs were made by the target's custom mutator: they can only be "
+                       "rebuilt where the target is loaded";
         }
         return "unknown problem";
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/coverage.h"
 #include "core/msg.h"
 #include "core/sanitizer.h"
@@ -40,6 +41,8 @@ struct Wproc {
         bool leaks;
         int exited;
         int status;
+        unsigned init_timeout_ms;
+        int64_t launched_ms;
 };
 
 static void close_inherited(int keep[], int n)
@@ -80,7 +83,7 @@ static void describe_exit(int status, char *err, size_t errlen)
                 snprintf(err, errlen, "the worker stopped while starting");
 }
 
-int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
+int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
 {
         int cmd[2] = {-1, -1}, evt[2] = {-1, -1};
         Wproc *w;
@@ -197,17 +200,38 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
         close(evt[1]);
         w->cmd_fd = cmd[1];
         w->evt_fd = evt[0];
+        w->init_timeout_ms = cfg->init_timeout_ms ? cfg->init_timeout_ms : 120000;
+        w->launched_ms = clock_now_ms();
         msg_reader_init(&w->reader, w->evt_fd);
+        *ret = w;
+        return 0;
 
+err_pipes:
+        for (int i = 0; i < 2; i++) {
+                if (cmd[i] >= 0)
+                        close(cmd[i]);
+                if (evt[i] >= 0)
+                        close(evt[i]);
+        }
+err_free:
+        wproc_free(w);
+        return r;
+}
+
+int wproc_await_hello(Wproc *w, char *err, size_t errlen)
+{
         cJSON *hello = NULL;
-        unsigned init_ms = cfg->init_timeout_ms ? cfg->init_timeout_ms : 120000;
-        r = msg_recv(&w->reader, &hello, (int)init_ms);
+        unsigned init_ms = w->init_timeout_ms;
+        int64_t left = w->launched_ms + (int64_t)init_ms - clock_now_ms();
+        /* One look even past the deadline: the hello may be waiting in the
+         * pipe of a worker awaited after slower ones. */
+        int r = msg_recv(&w->reader, &hello, left > 1 ? (int)left : 1);
         if (r <= 0) {
                 if (r == 0) {
                         snprintf(err, errlen, "the target did not finish initializing within %u s",
                                  init_ms / 1000);
                         r = WPROC_ERR_TIMEOUT;
-                        goto err_child;
+                        return r;
                 }
                 int status = 0;
                 waitpid(w->pid, &status, 0);
@@ -217,7 +241,7 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                 else
                         describe_exit(status, err, errlen);
                 r = WPROC_ERR_CRASHED;
-                goto err_child;
+                return r;
         }
         const char *type = msg_str(hello, "type", "");
         if (strcmp(type, "hello") != 0) {
@@ -229,27 +253,27 @@ int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                         ? WPROC_ERR_LOAD
                         : -EPROTO;
                 cJSON_Delete(hello);
-                goto err_child;
+                return r;
         }
         w->counters = (size_t)msg_int(hello, "counters", 0);
         w->leaks = msg_bool(hello, "leaks", 0);
         cJSON_Delete(hello);
+        return 0;
+}
+
+int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
+{
+        Wproc *w;
+        int r = wproc_launch(&w, cfg, err, errlen);
+        if (r < 0)
+                return r;
+        r = wproc_await_hello(w, err, errlen);
+        if (r < 0) {
+                wproc_free(w);
+                return r;
+        }
         *ret = w;
         return 0;
-
-err_child:
-        wproc_free(w);
-        return r;
-err_pipes:
-        for (int i = 0; i < 2; i++) {
-                if (cmd[i] >= 0)
-                        close(cmd[i]);
-                if (evt[i] >= 0)
-                        close(evt[i]);
-        }
-err_free:
-        wproc_free(w);
-        return r;
 }
 
 static int wait_exit(pid_t pid, int ms, int *status)
@@ -429,14 +453,12 @@ int wproc_exec_leak_check(Wproc *w, const uint8_t *data, size_t len, int quiet, 
         return exec_one(w, data, len, quiet, 1, ret);
 }
 
-int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret)
+/* Waits for the runner's "done" or "died" event. */
+static int wproc_wait_end(Wproc *w, cJSON **ret)
 {
-        int r = wproc_send_batch(w, b);
-        if (r < 0)
-                return r;
         for (;;) {
                 cJSON *m = NULL;
-                r = wproc_recv(w, &m, -1);
+                int r = wproc_recv(w, &m, -1);
                 if (r < 0)
                         return r;
                 const char *type = msg_str(m, "type", "");
@@ -450,6 +472,44 @@ int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret)
                 }
                 cJSON_Delete(m); /* a stray pong */
         }
+}
+
+int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret)
+{
+        int r = wproc_send_batch(w, b);
+        if (r < 0)
+                return r;
+        return wproc_wait_end(w, ret);
+}
+
+int wproc_rebuild(Wproc *w, const void *record, uint32_t how, uint8_t *ret, size_t *ret_len,
+                  cJSON **ret_event)
+{
+        memcpy(w->region, record, w->layout.record_size);
+        cJSON *m = msg_new("rebuild");
+        if (!m)
+                return -ENOMEM;
+        cJSON_AddStringToObject(m, "from", how == RECORD_REBUILT_SEED ? "seed" : "slot");
+        int r = msg_send(w->cmd_fd, m);
+        cJSON_Delete(m);
+        if (r < 0)
+                return r;
+        cJSON *ev = NULL;
+        r = wproc_wait_end(w, &ev);
+        if (r < 0)
+                return r;
+        const RecordFinds *f = record_finds(w->region, &w->layout);
+        const RecordFindSlot *s = record_find_slot(w->region, &w->layout, 0);
+        if (strcmp(msg_str(ev, "type", ""), "done") != 0 ||
+            __atomic_load_n(&f->used, __ATOMIC_ACQUIRE) < 1 || s->len > w->layout.max_len ||
+            s->flags != how) {
+                *ret_event = ev;
+                return 1;
+        }
+        cJSON_Delete(ev);
+        memcpy(ret, s + 1, s->len);
+        *ret_len = s->len;
+        return 0;
 }
 
 int wproc_reap(Wproc *w)

@@ -44,6 +44,14 @@ typedef struct Wproc Wproc;
  * errno or WPROC_ERR_* and writes one line for a person into @err. */
 int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen);
 
+/* wproc_spawn in two halves, so that many workers load their target at the
+ * same time: wproc_launch starts the process and returns at once;
+ * wproc_await_hello waits for its hello (for what is left of the
+ * initialization timeout, counted from the launch). Both fail as
+ * wproc_spawn does; after a failed wait the caller frees the worker. */
+int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen);
+int wproc_await_hello(Wproc *w, char *err, size_t errlen);
+
 /* Stops the worker (a "stop" command, then SIGTERM, then SIGKILL, with a
  * grace period each) and frees everything. NULL is a no-op. */
 void wproc_free(Wproc *w);
@@ -100,6 +108,17 @@ int wproc_exec_quiet(Wproc *w, const uint8_t *data, size_t len, cJSON **ret);
 
 /* Runs a batch and waits for its "done" or "died" event. */
 int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret);
+
+/* Rebuilds the input iteration `count` of @record ran (a replay record of
+ * this worker's layout, from a runner of the same target) in a fresh,
+ * sandboxed runner, which can call the target's custom mutator: the
+ * record's own replay with the target loaded, @how RECORD_REBUILT_SLOT
+ * (from the chain's PRNG slot) or RECORD_REBUILT_SEED (the batch from its
+ * seed). Returns 0 with the bytes in @ret (capacity layout.max_len); 1 with
+ * the runner's "done" (the record could not be replayed) or "died" event in
+ * *@ret_event when nothing was rebuilt; or a negative error. */
+int wproc_rebuild(Wproc *w, const void *record, uint32_t how, uint8_t *ret, size_t *ret_len,
+                  cJSON **ret_event);
 
 /* Reaps the worker if it has exited; returns its wait status or -1. */
 int wproc_reap(Wproc *w);

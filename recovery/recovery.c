@@ -58,6 +58,11 @@ static cJSON *record_json(const void *region, const RecordLayout *l)
         cJSON_AddStringToObject(j, "base_sha1", sha);
         cJSON_AddNumberToObject(j, "partner_len", h->partner_len);
         cJSON_AddNumberToObject(j, "table_len", h->table_len);
+        /* Its mutations called the target's (so the target rebuilds them). */
+        if (h->flags & RECORD_F_CUSTOM_MUTATOR)
+                cJSON_AddBoolToObject(j, "custom_mutator", 1);
+        if (h->flags & RECORD_F_CUSTOM_CROSSOVER)
+                cJSON_AddBoolToObject(j, "custom_crossover", 1);
         if (h->mode == RECORD_MODE_FUZZ && h->count) {
                 uint64_t chain = (h->count - 1) / h->chain_len;
                 const RecordChainSlot *s = &h->slot[chain & 1];
@@ -220,6 +225,74 @@ static void sequence_free(SequenceFiles *s)
         free(s->data);
 }
 
+/* Rebuilds the input the dead runner was running into hp->buf. A batch
+ * whose mutations called the target's custom mutator is replayed where the
+ * target is loaded, in a sandboxed runner of the verification worker
+ * (wproc_rebuild), and the result is checked against the record's note of
+ * what ran. Returns 0, or a negative RecordProblem, with a sentence in @why
+ * when the record alone does not say what went wrong. */
+static int helper_rebuild(Helper *hp, const void *job, size_t *ret_len, uint32_t *ret_how,
+                          char *why, size_t whylen)
+{
+        const RecordHeader *h = job;
+        if (h->mode != RECORD_MODE_FUZZ || !(h->flags & RECORD_F_CUSTOM))
+                return replay_input(job, &hp->layout, hp->buf, ret_len);
+        RecordProblem p = record_validate(job, &hp->layout);
+        if (p != RECORD_OK && p != RECORD_BAD_SLOT)
+                return -(int)p;
+
+        unsigned long long k = (unsigned long long)h->count;
+        int r = 0;
+        int match = 0;
+        /* From the chain's slot; when that is not what ran, the whole batch
+         * from its seed in a fresh runner, which also replays whatever state
+         * the mutator kept since the runner's fork. */
+        for (uint32_t how = RECORD_REBUILT_SLOT; how <= RECORD_REBUILT_SEED && r == 0; how++) {
+                cJSON *ev = NULL;
+                r = helper_start_verifier(hp);
+                if (r == 0)
+                        r = wproc_rebuild(hp->verifier, job, how, hp->buf, ret_len, &ev);
+                if (r > 0 && strcmp(msg_str(ev, "type", ""), "died") == 0) {
+                        Classification c;
+                        classify_death(ev, &c);
+                        snprintf(why, whylen,
+                                 "the target's custom mutator died (%s: %s) while rebuilding the "
+                                 "input of iteration %llu in the verification worker",
+                                 c.kind, c.message, k);
+                } else if (r > 0) {
+                        snprintf(why, whylen,
+                                 "the input of iteration %llu could not be rebuilt with the "
+                                 "target's custom mutator (the record does not replay)",
+                                 k);
+                } else if (r < 0) {
+                        snprintf(why, whylen,
+                                 "the input of iteration %llu needs the target's custom mutator, "
+                                 "and the verification worker that would rebuild it failed: %s",
+                                 k, strerror(r < -1000 ? EIO : -r));
+                        wproc_free(hp->verifier);
+                        hp->verifier = NULL;
+                }
+                cJSON_Delete(ev);
+                if (r != 0)
+                        return -(int)RECORD_NEEDS_TARGET;
+                /* 1: the record's note says it ran; -1: no note to check
+                 * (verification is the only judge then). */
+                match = record_exec_matches(h, h->count, hp->buf, *ret_len);
+                *ret_how = how;
+                if (match != 0)
+                        return 0;
+        }
+        snprintf(why, whylen,
+                 "the target's custom mutator is not deterministic: replaying iteration %llu "
+                 "with the same Seed values gave other bytes (%zu) than the runner executed "
+                 "(%llu), from the chain and from the batch's seed alike. "
+                 "LLVMFuzzerCustomMutator and LLVMFuzzerCustomCrossOver must return the same "
+                 "output for the same Data, Size, MaxSize and Seed, as libFuzzer requires; "
+                 "nothing was stored rather than a wrong input",
+                 k, *ret_len, (unsigned long long)h->exec[h->count & 1].len);
+        return -(int)RECORD_NEEDS_TARGET;
+}
+
 static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
 {
         int64_t started = clock_now_ms();
@@ -228,12 +301,15 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         size_t len = 0;
         cJSON *out;
 
-        int r = replay_input(job, &hp->layout, hp->buf, &len);
+        char why[768] = "";
+        uint32_t rebuilt_how = 0;
+        int r = helper_rebuild(hp, job, &len, &rebuilt_how, why, sizeof(why));
         if (r < 0) {
                 out = msg_new("lost");
                 if (out) {
                         cJSON_AddNumberToObject(out, "job", (double)msg_int(cmd, "job", 0));
-                        cJSON_AddStringToObject(out, "why", record_problem_str((RecordProblem)-r));
+                        cJSON_AddStringToObject(
+                            out, "why", why[0] ? why : record_problem_str((RecordProblem)-r));
                         /* Dying before the first input is no crash of the
                          * target's (a kill during start-up). */
                         if (-r == RECORD_NO_INPUT)
@@ -362,6 +438,10 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
                 /* The record replays the sequence; the inputs themselves are
                  * kept as files too when there are not too many. */
                 size_t cap = n <= HELPER_SEQUENCE_FILES ? (size_t)n : 0;
+                /* A custom mutator's inputs are rebuilt only in a runner:
+                 * the record (which replays them there) is what is kept. */
+                if (jh->flags & RECORD_F_CUSTOM)
+                        cap = 0;
                 seq.files = calloc(cap + 1, sizeof(CrashFile));
                 seq.names = calloc(cap + 1, sizeof(seq.names[0]));
                 seq.data = calloc(cap + 1, sizeof(uint8_t *));
@@ -395,6 +475,12 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         cJSON *times = cJSON_AddObjectToObject(report, "recovery");
         if (times) {
                 cJSON_AddNumberToObject(times, "rebuild_ms", (double)(rebuilt - started));
+                /* A custom mutator's input is rebuilt in a runner, from the
+                 * chain's slot or, when that did not give what ran, the seed. */
+                if (rebuilt_how)
+                        cJSON_AddStringToObject(times, "rebuilt_in_runner",
+                                                rebuilt_how == RECORD_REBUILT_SEED ? "seed"
+                                                                                   : "slot");
                 cJSON_AddNumberToObject(times, "verify_ms", (double)(verified - rebuilt));
                 cJSON_AddNumberToObject(times, "symbolize_ms", (double)(symbolized - verified));
                 cJSON_AddNumberToObject(times, "death_to_verified_ms",
@@ -423,7 +509,6 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         if (suspect)
                 cJSON_AddBoolToObject(out, "leak_suspect", 1);
         if (r < 0) {
-                char why[256];
                 snprintf(why, sizeof(why), "cannot write the crash to %s/crashes: %s",
                          hp->cfg->out_dir, strerror(-r));
                 cJSON_AddStringToObject(out, "why", why);

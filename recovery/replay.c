@@ -7,6 +7,12 @@
  * record says it read). The first is what recovery uses; the second
  * reaches iterations whose chain slot has been overwritten, replays
  * histories, and lets tests cross-check the first.
+ *
+ * A batch whose record carries RECORD_F_CUSTOM_* was mutated by the
+ * target's custom mutator (core/custom.h): its steps are custom_mutate()
+ * with the same CustomMutator, which only a process that loaded the target
+ * has; without one, such a record is refused (RECORD_NEEDS_TARGET) rather
+ * than replayed to wrong bytes.
  */
 #include <string.h>
 
@@ -14,6 +20,30 @@
 #include "snapfuzz/mutator.h"
 
 #include "snapfuzz/banned.h"
+
+/* One mutation step, as the runner made it. */
+static size_t replay_step(const CustomMutator *cm, const MutatorCtx *ctx, SfPrng *rng,
+                          uint8_t *data, size_t len, size_t max_len)
+{
+        return cm ? custom_mutate(cm, ctx, rng, data, len, max_len)
+                  : mutator_mutate(ctx, rng, data, len, max_len);
+}
+
+/* The custom mutator the record's steps need: NULL for a record without
+ * RECORD_F_CUSTOM_*; -RECORD_NEEDS_TARGET when @cm does not provide what
+ * the record says its runner had. */
+static int replay_custom(const void *region, const CustomMutator *cm, const CustomMutator **ret)
+{
+        const RecordHeader *h = region;
+        uint32_t want = h->mode == RECORD_MODE_FUZZ ? h->flags & RECORD_F_CUSTOM : 0;
+        *ret = NULL;
+        if (!want)
+                return 0;
+        if (custom_record_flags(cm) != want)
+                return -(int)RECORD_NEEDS_TARGET;
+        *ret = cm;
+        return 0;
+}
 
 static void replay_ctx(const void *region, const RecordLayout *l, MutatorCtx *ctx,
                        MutatorDict *dict)
@@ -57,8 +87,8 @@ static int replay_check(const void *region, const RecordLayout *l, uint64_t k)
         return 0;
 }
 
-int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
-                           size_t *ret_len)
+static int replay_from_seed(const void *region, const RecordLayout *l, const CustomMutator *cm,
+                            uint64_t k, uint8_t *ret, size_t *ret_len)
 {
         const RecordHeader *h = region;
         const uint8_t *base = record_base((void *)region, l);
@@ -68,6 +98,8 @@ int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k
         size_t len;
 
         int r = replay_check(region, l, k);
+        if (r == 0)
+                r = replay_custom(region, cm, &cm);
         if (r < 0)
                 return r;
         if (h->mode == RECORD_MODE_SEEDS)
@@ -86,21 +118,35 @@ int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k
                                 memcpy(ret, base, h->base_len);
                                 len = h->base_len;
                         }
-                        len = mutator_mutate(&ctx, &rng, ret, len, l->max_len);
+                        len = replay_step(cm, &ctx, &rng, ret, len, l->max_len);
                 }
         }
         *ret_len = len;
         return 0;
 }
 
-int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
-                    size_t *ret_len)
+int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
+                           size_t *ret_len)
+{
+        return replay_from_seed(region, l, NULL, k, ret, ret_len);
+}
+
+int replay_custom_from_seed(const void *region, const RecordLayout *l, const CustomMutator *cm,
+                            uint64_t k, uint8_t *ret, size_t *ret_len)
+{
+        return replay_from_seed(region, l, cm, k, ret, ret_len);
+}
+
+static int replay_at(const void *region, const RecordLayout *l, const CustomMutator *cm, uint64_t k,
+                     uint8_t *ret, size_t *ret_len)
 {
         const RecordHeader *h = region;
         static MutatorDict dict;
         MutatorCtx ctx;
 
         int r = replay_check(region, l, k);
+        if (r == 0)
+                r = replay_custom(region, cm, &cm);
         if (r < 0)
                 return r;
         if (h->mode == RECORD_MODE_SEEDS)
@@ -114,7 +160,7 @@ int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8
         uint64_t steps = (k - 1) % h->chain_len + 1;
         const RecordChainSlot *s = &h->slot[chain & 1];
         if (s->chain != chain || s->check != record_slot_check(&s->rng, s->chain, s->cmp_gen))
-                return replay_input_from_seed(region, l, k, ret, ret_len);
+                return replay_from_seed(region, l, cm, k, ret, ret_len);
 
         SfPrng rng = s->rng;
         size_t len = h->base_len;
@@ -123,9 +169,21 @@ int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8
                 return -(int)RECORD_BAD_CMP;
         memcpy(ret, record_base((void *)region, l), len);
         for (uint64_t i = 0; i < steps; i++)
-                len = mutator_mutate(&ctx, &rng, ret, len, l->max_len);
+                len = replay_step(cm, &ctx, &rng, ret, len, l->max_len);
         *ret_len = len;
         return 0;
+}
+
+int replay_input_at(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
+                    size_t *ret_len)
+{
+        return replay_at(region, l, NULL, k, ret, ret_len);
+}
+
+int replay_custom_at(const void *region, const RecordLayout *l, const CustomMutator *cm, uint64_t k,
+                     uint8_t *ret, size_t *ret_len)
+{
+        return replay_at(region, l, cm, k, ret, ret_len);
 }
 
 int replay_input(const void *region, const RecordLayout *l, uint8_t *ret, size_t *ret_len)
@@ -171,7 +229,10 @@ int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint
         RecordCmpIndex ix;
         SfPrng rng;
 
+        const CustomMutator *none;
         int r = replay_check(region, l, last);
+        if (r == 0)
+                r = replay_custom(region, NULL, &none);
         if (r < 0)
                 return r;
         if (h->mode == RECORD_MODE_FUZZ && record_cmp_index(region, l, &ix) != RECORD_OK)

@@ -12,8 +12,13 @@
  * Not a test: scripts/sandbox-cost.sh runs it on the bundled targets and
  * on libxml2.
  *
+ * With --against OTHER, both workers run under --sandbox strict, the
+ * second one of the binary OTHER (another build, e.g. main's): what a
+ * change costs, on identical work. The output's "strict" is then --bin's
+ * figure and "off" OTHER's.
+ *
  *   bench_sandbox_cost --bin SNAPFUZZ --target T.so --corpus DIR
- *                      [--policy FILE] [--seconds S] [--batch-ms MS]
+ *                      [--policy FILE] [--seconds S] [--batch-ms MS] [--against OTHER]
  */
 #include <dirent.h>
 #include <errno.h>
@@ -127,15 +132,13 @@ static double run_batch(Side *s, const WprocBatch *b, double *ret_ms)
 int main(int argc, char **argv)
 {
         static const struct option opts[] = {
-            {"bin", required_argument, NULL, 'b'},
-            {"target", required_argument, NULL, 't'},
-            {"corpus", required_argument, NULL, 'c'},
-            {"policy", required_argument, NULL, 'p'},
-            {"seconds", required_argument, NULL, 's'},
-            {"batch-ms", required_argument, NULL, 'm'},
-            {0},
+            {"bin", required_argument, NULL, 'b'},     {"target", required_argument, NULL, 't'},
+            {"corpus", required_argument, NULL, 'c'},  {"policy", required_argument, NULL, 'p'},
+            {"seconds", required_argument, NULL, 's'}, {"batch-ms", required_argument, NULL, 'm'},
+            {"against", required_argument, NULL, 'a'}, {0},
         };
         const char *bin = NULL, *target = NULL, *corpus = NULL, *policy_path = NULL;
+        const char *against = NULL;
         double seconds = 30, batch_ms = 300;
         static Input inputs[BENCH_MAX_INPUTS];
         char *policy = NULL, err[1024];
@@ -158,6 +161,9 @@ int main(int argc, char **argv)
                 case 'p':
                         policy_path = optarg;
                         break;
+                case 'a':
+                        against = optarg;
+                        break;
                 case 's':
                         seconds = atof(optarg);
                         break;
@@ -171,7 +177,7 @@ int main(int argc, char **argv)
         if (!bin || !target || !corpus) {
                 fprintf(stderr,
                         "usage: %s --bin SNAPFUZZ --target T.so --corpus DIR "
-                        "[--policy FILE] [--seconds S] [--batch-ms MS]\n",
+                        "[--policy FILE] [--seconds S] [--batch-ms MS] [--against OTHER]\n",
                         argv[0]);
                 return 2;
         }
@@ -186,13 +192,13 @@ int main(int argc, char **argv)
         }
         for (int i = 0; i < 2; i++) {
                 WprocConfig wc = {
-                    .exe = bin,
+                    .exe = i == 1 && against ? against : bin,
                     .target = target,
                     .max_len = BENCH_MAX_LEN,
                     .timeout_ms = 1000,
                     .rss_limit_mb = 2048,
-                    .sandbox = sides[i].name,
-                    .sandbox_policy = i == 0 ? policy : NULL,
+                    .sandbox = against ? "strict" : sides[i].name,
+                    .sandbox_policy = i == 0 || against ? policy : NULL,
                     .cov_fd = -1,
                 };
                 if (wproc_spawn(&sides[i].w, &wc, err, sizeof(err)) < 0) {

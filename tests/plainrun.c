@@ -52,6 +52,16 @@ PLAINRUN_EXPORT void __sanitizer_cov_trace_div4(uint32_t val);
 PLAINRUN_EXPORT void __sanitizer_cov_trace_div8(uint64_t val);
 PLAINRUN_EXPORT void __sanitizer_cov_trace_gep(uintptr_t idx);
 
+/* What a custom mutator calls; plainrun never mutates, so it is never
+ * called, but a target that references it must load. */
+PLAINRUN_EXPORT size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size)
+{
+        (void)data;
+        return size < max_size ? size : max_size;
+}
+
 /* Written by -fsanitize-coverage=stack-depth code in the target; never read here. */
 PLAINRUN_EXPORT __thread uintptr_t __sancov_lowest_stack;
 

@@ -78,6 +78,15 @@ Test(cli, target_whose_initialize_crashes)
         expect_usage_error(args, "LLVMFuzzerInitialize");
 }
 
+Test(cli, many_workers_whose_initialize_crashes_give_one_line)
+{
+        /* The workers load the target at the same time; when they all fail,
+         * the first failure is reported once and the rest are put away. */
+        const char *args[] = {"run",   sf_target("init_crash"), "--workers", "12",
+                              "--out", "/tmp/sf-cli-init12",    NULL};
+        expect_usage_error(args, "LLVMFuzzerInitialize");
+}
+
 Test(cli, output_directory_that_cannot_be_created)
 {
         const char *args[] = {"run", sf_target("recorder"), "--out", "/etc/passwd/out", NULL};
@@ -214,4 +223,35 @@ Test(lifecycle, a_second_run_resumes_from_the_output_directory, .timeout = 120)
         snprintf(want, sizeof(want), "(%d resumed from", corpus);
         cr_expect(strstr(r.err, want), "the second run loads the first one's corpus:\n%s", r.err);
         sf_run_free(&r);
+}
+
+Test(lifecycle, stats_report_what_the_coordinator_itself_costs, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char out[512];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        SfRun r;
+        const char *args[] = {
+            "run", sf_target("recorder"), "--out", out, "--workers", "2", "--runs", "300000", NULL};
+        sf_run(&r, 60, args);
+        cr_assert_eq(r.exit_code, 0, "stderr:\n%s", r.err);
+        sf_run_free(&r);
+        cJSON *st = read_stats(out);
+        const cJSON *cpu = cJSON_GetObjectItem(st, "coordinator_cpu_s");
+        const cJSON *events = cJSON_GetObjectItem(st, "worker_events");
+        cr_assert(cJSON_IsNumber(cpu) && cJSON_IsNumber(events), "both figures are in stats.json");
+        /* Every batch ends with one event, and a 300000-run budget takes
+         * more than one batch per worker. */
+        cr_expect_geq(events->valuedouble, 3);
+        const cJSON *loop = cJSON_GetObjectItem(st, "coordinator_loop_cpu_s");
+        cr_assert(cJSON_IsNumber(loop));
+        cr_expect_leq(loop->valuedouble, cpu->valuedouble, "the loop is a part of the process");
+        cr_expect_gt(cpu->valuedouble, 0);
+        /* Its workers kept both cores busy for the whole run; the
+         * coordinator mostly waits for them. */
+        double elapsed = cJSON_GetObjectItem(st, "elapsed_s")->valuedouble;
+        cr_expect_lt(cpu->valuedouble, elapsed * 0.5,
+                     "the coordinator's own time (%.3f s in %.3f s), not its workers'",
+                     cpu->valuedouble, elapsed);
+        cJSON_Delete(st);
 }

@@ -51,7 +51,7 @@ static bool process_gone(pid_t pid)
 
 typedef enum Outcome { MATCH, MISMATCH, INCONCLUSIVE, LATE } Outcome;
 
-static Outcome one_trial(int trial, unsigned *rng)
+static Outcome one_trial(const char *target, int trial, unsigned *rng)
 {
         char *dir = sf_tmpdir();
         char rec[512], out[512], seed[32];
@@ -65,9 +65,8 @@ static Outcome one_trial(int trial, unsigned *rng)
         cr_assert_neq(shm, MAP_FAILED);
         setenv(RECORDER_ENV, rec, 1);
 
-        const char *args[] = {
-            "run", sf_target("recorder"), "--out", out, "--workers", "1", "--seed",
-            seed,  "--max-total-time",    "60",    NULL};
+        const char *args[] = {"run", sf_target(target),  "--out", out, "--workers", "1", "--seed",
+                              seed,  "--max-total-time", "60",    NULL};
         pid_t pid = sf_start(dir, args);
 
         /* Wait until a runner is calling the target, then a random moment. */
@@ -114,6 +113,13 @@ static Outcome one_trial(int trial, unsigned *rng)
         char *record = sf_crash_field(out, id, "record");
         cJSON *rj = cJSON_Parse(record);
         uint64_t count = (uint64_t)cJSON_GetObjectItem(rj, "iteration")->valuedouble;
+        /* A run of the custom variant must have mutated with it. */
+        bool custom = strstr(target, "custom") != NULL;
+        bool fuzzed = strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(rj, "mode")), "fuzz") == 0;
+        if (custom && fuzzed)
+                cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(rj, "custom_mutator")) &&
+                              cJSON_IsTrue(cJSON_GetObjectItem(rj, "custom_crossover")),
+                          "the record says the custom mutator made the input: %s", record);
         cJSON_Delete(rj);
         char path[600];
         size_t len;
@@ -146,13 +152,13 @@ static Outcome one_trial(int trial, unsigned *rng)
         return o;
 }
 
-Test(recovery_kill, sigkill_at_random_moments_recovers_the_exact_running_input, .timeout = 900)
+/* Runs @trials kill trials on @target and checks the outcomes. */
+static void kill_trials(const char *target, int trials)
 {
-        int trials = getenv("SF_KILL_TRIALS") ? atoi(getenv("SF_KILL_TRIALS")) : 25;
         unsigned rng = (unsigned)time(NULL);
         int match = 0, mismatch = 0, inconclusive = 0, late = 0;
         for (int t = 0; t < trials; t++) {
-                switch (one_trial(t, &rng)) {
+                switch (one_trial(target, t, &rng)) {
                 case MATCH:
                         match++;
                         break;
@@ -167,11 +173,25 @@ Test(recovery_kill, sigkill_at_random_moments_recovers_the_exact_running_input, 
                         break;
                 }
         }
-        cr_log_info("random SIGKILL: %d trials, %d byte-exact, %d mismatched, %d inconclusive, "
-                    "%d late (the runner had ended its batch)",
-                    trials, match, mismatch, inconclusive, late);
+        cr_log_info("random SIGKILL (%s): %d trials, %d byte-exact, %d mismatched, %d "
+                    "inconclusive, %d late (the runner had ended its batch)",
+                    target, trials, match, mismatch, inconclusive, late);
         cr_expect_leq(late, trials / 5, "late kills are rare (%d of %d)", late, trials);
         cr_expect_eq(mismatch, 0, "every recovered input equals the running one");
         cr_expect_geq(match, trials * 2 / 3, "most trials are conclusive (%d of %d)", match,
                       trials);
+}
+
+Test(recovery_kill, sigkill_at_random_moments_recovers_the_exact_running_input, .timeout = 900)
+{
+        kill_trials("recorder", getenv("SF_KILL_TRIALS") ? atoi(getenv("SF_KILL_TRIALS")) : 25);
+}
+
+/* The same with inputs made by the target's own custom mutator and
+ * crossover (which call LLVMFuzzerMutate): recovery rebuilds them in a
+ * runner of the verification worker, where the target is loaded. */
+Test(recovery_kill, sigkill_recovers_inputs_of_a_custom_mutator_exactly, .timeout = 900)
+{
+        kill_trials("recorder_custom",
+                    getenv("SF_KILL_TRIALS") ? atoi(getenv("SF_KILL_TRIALS")) : 12);
 }

@@ -49,9 +49,10 @@ static void collect(void *userdata, const cJSON *event)
         cJSON_AddItemToArray(e->list, cJSON_Duplicate(event, 1));
 }
 
-/* Runs @fn(@arg) in a child under @s, supervising it like a worker.
- * Returns the child's wait status; events land in @events. */
-static int supervise(Sandbox *s, void (*fn)(void *), void *arg, Events *events)
+/* Runs @fn(@arg) in a child under @s, supervising it like a worker (for a
+ * runner that ends with a leak check with @leak). Returns the child's wait
+ * status; events land in @events. */
+static int supervise_as(Sandbox *s, bool leak, void (*fn)(void *), void *arg, Events *events)
 {
         SandboxSupervisor *sup = NULL;
         int status = 0, pidfd;
@@ -59,10 +60,12 @@ static int supervise(Sandbox *s, void (*fn)(void *), void *arg, Events *events)
 
         cr_assert_eq(sandbox_supervisor_new(&sup, s), 0);
         cr_assert_not_null(sup, "this sandbox needs a supervisor");
+        if (leak)
+                sandbox_supervisor_allow_leak_check(sup);
         pid = fork();
         cr_assert_geq(pid, 0);
         if (pid == 0) {
-                if (sandbox_apply(s) < 0)
+                if ((leak ? sandbox_apply_leak_check(s) : sandbox_apply(s)) < 0)
                         _exit(2);
                 fn(arg);
                 _exit(EXIT_OK);
@@ -80,6 +83,11 @@ static int supervise(Sandbox *s, void (*fn)(void *), void *arg, Events *events)
         sandbox_supervisor_free(sup);
         close(pidfd);
         return status;
+}
+
+static int supervise(Sandbox *s, void (*fn)(void *), void *arg, Events *events)
+{
+        return supervise_as(s, false, fn, arg, events);
 }
 
 static Sandbox *new_sandbox(SandboxMode mode, const char *policy)
@@ -454,33 +462,7 @@ Test(supervisor, a_sanitizer_reads_the_runners_own_maps)
 /* Like supervise(), for a runner that ends with a leak check. */
 static int supervise_leak_check(Sandbox *s, void (*fn)(void *), void *arg, Events *events)
 {
-        SandboxSupervisor *sup = NULL;
-        int status = 0, pidfd;
-        pid_t pid;
-
-        cr_assert_eq(sandbox_supervisor_new(&sup, s), 0);
-        sandbox_supervisor_allow_leak_check(sup);
-        pid = fork();
-        cr_assert_geq(pid, 0);
-        if (pid == 0) {
-                if (sandbox_apply_leak_check(s) < 0)
-                        _exit(2);
-                fn(arg);
-                _exit(EXIT_OK);
-        }
-        pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-        sandbox_supervisor_started(sup, pid, pidfd);
-        for (;;) {
-                struct pollfd p = {.fd = sandbox_supervisor_fd(sup), .events = POLLIN};
-
-                if (poll(&p, 1, 20) > 0)
-                        cr_assert_eq(sandbox_supervisor_dispatch(sup, collect, events), 0);
-                if (waitpid(pid, &status, WNOHANG) == pid)
-                        break;
-        }
-        sandbox_supervisor_free(sup);
-        close(pidfd);
-        return status;
+        return supervise_as(s, true, fn, arg, events);
 }
 
 static Sandbox *new_leak_sandbox(void)

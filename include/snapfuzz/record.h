@@ -53,7 +53,7 @@
 #include "snapfuzz/prng.h"
 
 #define RECORD_MAGIC UINT64_C(0x3144524f43524653) /* "SFRCORD1" little-endian */
-#define RECORD_VERSION 3u
+#define RECORD_VERSION 4u
 
 #define RECORD_HEADER_SIZE 4096u
 #define RECORD_DEATH_OFFSET RECORD_HEADER_SIZE
@@ -118,6 +118,8 @@ typedef enum RecordRunnerState {
         RECORD_RUNNER_RUNNING = 2,  /* in the loop */
         RECORD_RUNNER_DONE = 3,     /* every iteration ran; exiting on purpose */
         RECORD_RUNNER_FULL = 4,     /* the finds area filled up; exiting on purpose */
+        /* Rebuilding another runner's input (wproc_rebuild), not fuzzing. */
+        RECORD_RUNNER_REBUILDING = 5,
 } RecordRunnerState;
 
 typedef struct RecordChainSlot {
@@ -126,6 +128,21 @@ typedef struct RecordChainSlot {
         uint64_t cmp_gen; /* the comparison table the chain reads; 0: none */
         uint64_t check;   /* record_slot_check() of the three fields above */
 } RecordChainSlot;
+
+/* The input an iteration executed, as a length and a checksum. */
+typedef struct RecordExecNote {
+        uint64_t iteration;
+        uint64_t check; /* record_exec_check() of the input */
+        uint64_t len;
+} RecordExecNote;
+
+/* RecordHeader.flags: how the batch's mutations are made. With either
+ * flag, a mutation calls into the target (its LLVMFuzzerCustomMutator or
+ * LLVMFuzzerCustomCrossOver, core/custom.h), so inputs can be rebuilt only
+ * where the target is loaded (replay_custom_at, in a runner). */
+#define RECORD_F_CUSTOM_MUTATOR 1u
+#define RECORD_F_CUSTOM_CROSSOVER 2u
+#define RECORD_F_CUSTOM (RECORD_F_CUSTOM_MUTATOR | RECORD_F_CUSTOM_CROSSOVER)
 
 typedef struct RecordHeader {
         uint64_t magic;
@@ -168,6 +185,13 @@ typedef struct RecordHeader {
         uint64_t first_exec;
         uint32_t batch_flags; /* RECORD_BATCH_* */
         uint32_t pad2;
+
+        /* RECORD_F_CUSTOM_* batches only: what iteration k executed,
+         * written to exec[k & 1] before count becomes k (so the note of the
+         * iteration `count` names is never being written), for recovery to
+         * tell a rebuilt input from one that a custom mutator that is not
+         * deterministic made differently. */
+        RecordExecNote exec[2];
 } RecordHeader;
 
 /* Verification and history replay: no finds, no early stop when the finds
@@ -183,6 +207,11 @@ typedef struct RecordHeader {
  * ends it (RECORD_DEATH_LEAK, the report on its stderr). */
 #define RECORD_BATCH_LEAK_CHECK 4u
 
+/* After a runner rebuilt another runner's input (wproc_rebuild), finds slot
+ * 0 holds it and its flags say how. */
+#define RECORD_REBUILT_SLOT 1u /* from the chain's PRNG slot */
+#define RECORD_REBUILT_SEED 2u /* from the batch's seed */
+
 _Static_assert(sizeof(RecordHeader) <= RECORD_HEADER_SIZE, "header fits its page");
 _Static_assert(offsetof(RecordHeader, magic) == 0, "magic first");
 _Static_assert(offsetof(RecordHeader, batch_id) == 16, "stable layout");
@@ -190,6 +219,7 @@ _Static_assert(offsetof(RecordHeader, payload_check) == 72, "stable layout");
 _Static_assert(offsetof(RecordHeader, count) == 128, "count on its own line");
 _Static_assert(sizeof(RecordChainSlot) == 40, "slot layout");
 _Static_assert(offsetof(RecordHeader, cmp_gens) == 232, "stable layout");
+_Static_assert(sizeof(RecordExecNote) == 24, "exec note layout");
 
 /* Written by the runner's signal handlers (async-signal-safe writes only),
  * read by the worker after the runner is gone. `valid` is set last. */
@@ -331,6 +361,10 @@ void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, 
                         uint64_t iters, uint64_t seed, uint32_t chain_len, uint32_t base_len,
                         uint32_t partner_len, uint32_t table_len);
 
+/* Worker side, after record_begin_batch: sets the batch's RECORD_F_* flags
+ * and seals the description again. */
+void record_set_flags(void *region, uint32_t flags);
+
 /* Runner side: saves the PRNG at the start of chain @chain, and the
  * generation of the comparison table its mutations read (0: none), which
  * must already be complete in record_cmp(region, l, cmp_gen) and counted in
@@ -347,6 +381,31 @@ static inline void record_chain_begin(RecordHeader *h, const SfPrng *rng, uint64
         __atomic_signal_fence(__ATOMIC_RELEASE);
 }
 
+/* Checksum of an executed input, for RecordExecNote. */
+uint64_t record_exec_check(const uint8_t *data, size_t len);
+
+/* Runner side, custom mutators only: notes the input of iteration @k
+ * before count becomes @k. */
+static inline void record_exec_note(RecordHeader *h, uint64_t k, const uint8_t *data, size_t len)
+{
+        RecordExecNote *n = &h->exec[k & 1];
+        n->iteration = k;
+        n->check = record_exec_check(data, len);
+        n->len = len;
+        __atomic_signal_fence(__ATOMIC_RELEASE);
+}
+
+/* Whether @data is the input iteration @k executed, by the record's note:
+ * 1 yes, 0 no, -1 the record has no note of iteration @k. */
+static inline int record_exec_matches(const RecordHeader *h, uint64_t k, const uint8_t *data,
+                                      size_t len)
+{
+        const RecordExecNote *n = &h->exec[k & 1];
+        if (!(h->flags & RECORD_F_CUSTOM) || n->iteration != k)
+                return -1;
+        return n->len == len && n->check == record_exec_check(data, len);
+}
+
 /* Why a record cannot be replayed (record_validate's positive results are
  * never used; these are negative errno-style codes returned to callers). */
 typedef enum RecordProblem {
@@ -359,6 +418,8 @@ typedef enum RecordProblem {
         RECORD_NO_INPUT,    /* count is 0: the runner died before its first call */
         RECORD_BAD_COUNT,   /* count is beyond the batch */
         RECORD_BAD_CMP,     /* a comparison table the replay needs is scribbled on */
+        /* The mutations call the target's custom mutator: replay needs it. */
+        RECORD_NEEDS_TARGET,
 } RecordProblem;
 
 /* Checks that the record at @region (laid out by @l) can be replayed for its

@@ -186,3 +186,43 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         recorder_digest = recorder_tokenize(data, size);
         return 0;
 }
+
+#ifdef RECORDER_CUSTOM
+/*
+ * Built with -DRECORDER_CUSTOM, the recorder also has a custom mutator and
+ * a custom crossover, so the same test can check that inputs made by the
+ * target's own code are recovered exactly. Both are deterministic given
+ * their Seed: the mutator has LLVMFuzzerMutate (snapfuzz's mutator) change
+ * the input, then inserts one byte the Seed picks where the Seed says; the
+ * crossover joins a head of one input and a tail of the other.
+ */
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+size_t LLVMFuzzerCustomCrossOver(const uint8_t *data1, size_t size1, const uint8_t *data2,
+                                 size_t size2, uint8_t *out, size_t max_out_size,
+                                 unsigned int seed);
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+        size_t n = LLVMFuzzerMutate(data, size, max_size);
+        if (n < max_size) {
+                size_t at = (seed >> 8) % (n + 1);
+                memmove(data + at + 1, data + at, n - at);
+                data[at] = (uint8_t)seed;
+                n++;
+        }
+        return n;
+}
+
+size_t LLVMFuzzerCustomCrossOver(const uint8_t *data1, size_t size1, const uint8_t *data2,
+                                 size_t size2, uint8_t *out, size_t max_out_size, unsigned int seed)
+{
+        size_t a = seed % (size1 + 1);
+        size_t b = (seed >> 12) % (size2 + 1);
+        if (a + (size2 - b) > max_out_size)
+                return 0;
+        memcpy(out, data1, a);
+        memcpy(out + a, data2 + b, size2 - b);
+        return a + (size2 - b);
+}
+#endif
