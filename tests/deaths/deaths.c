@@ -39,7 +39,11 @@
  * -DDEATH_SOAK leaves out the ways a plain loader cannot confirm: 'E'
  * (outside the sandbox execve succeeds), 'Z' (without a malloc limit the
  * huge malloc just fails) and 'D' (the record exists only under snapfuzz;
- * test_deaths checks that case on its own).
+ * test_deaths checks that case on its own). The fuzzer picks the way by
+ * the first byte, so every way compiled in is found at random: deaths_soak
+ * has the plain ways, deaths_soak_asan (-DDEATH_ASAN -DDEATH_UBSAN
+ * -DDEATH_SOAK) adds 'O', 'U', 'L', 'P' and 'N', and the plain ways are then
+ * reported by AddressSanitizer where it catches them ('H', 'M', 'R', ...).
  *
  * Any other input returns 0 after a little parsing, so the fuzzer has
  * coverage to find before it finds a death.
@@ -123,7 +127,12 @@ __attribute__((noinline)) static void die(uint8_t how, const uint8_t *data, size
                         abort();
                 memset(p, 1, n);
                 death_sink = p;
-                sleep(5); /* stay big until the worker notices */
+                /* Stay big until the fuzzer notices. Not one sleep(5): a
+                 * signal (libFuzzer's timeout alarm) ends that early, the
+                 * input returns and, being new coverage, enters the corpus,
+                 * to kill every later run at start-up. */
+                for (int i = 0; i < 50; i++)
+                        usleep(100000);
         }
         if (WANT('H') && how == 'H') {
                 char *p = malloc(32);
