@@ -171,8 +171,20 @@ Test(custom_mutator, a_mutator_with_state_since_the_fork_is_rebuilt_from_the_see
                      run.r.err);
         char *id = sf_only_crash(run.out);
         cJSON *rcv = crash_obj(run.out, id, "recovery");
-        cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(rcv, "rebuilt_in_runner")),
-                         "seed");
+        cJSON *rec = crash_obj(run.out, id, "record");
+        /* From its chain's slot a fresh runner's mutator has made fewer
+         * calls than the dead one's, so the bytes differ and the rebuild
+         * falls back to the seed; in the batch's first chain the two are
+         * the same replay, and the slot is enough. */
+        double chain =
+            cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "chain"), "index"));
+        const char *how = cJSON_GetStringValue(cJSON_GetObjectItem(rcv, "rebuilt_in_runner"));
+        if (chain > 0)
+                cr_expect_str_eq(how, "seed", "chain %g", chain);
+        else
+                cr_expect(how && (strcmp(how, "slot") == 0 || strcmp(how, "seed") == 0), "%s",
+                          how ? how : "(none)");
+        cJSON_Delete(rec);
         char *rep = sf_crash_field(run.out, id, "reproduced");
         cr_expect_str_eq(rep, "true");
         char path[600];
