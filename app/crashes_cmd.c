@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "app/cliopt.h"
 #include "app/crashes_cmd.h"
 #include "core/crashstore.h"
 #include "core/log.h"
@@ -41,12 +42,8 @@ static int parse_args(int argc, char **argv, const char **out_dir)
                 case OPT_HELP:
                         printf("usage: snapfuzz crashes [--out DIR]\n");
                         return -1;
-                case ':':
-                        log_error("%s needs a value; see snapfuzz --help", argv[optind - 1]);
-                        return SF_EXIT_USAGE;
                 default:
-                        log_error("unknown option %s; see snapfuzz --help", argv[optind - 1]);
-                        return SF_EXIT_USAGE;
+                        return cliopt_bad(c, argv);
                 }
         }
         if (argc - optind != 0) {

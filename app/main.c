@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "app/cliopt.h"
 #include "app/coordinator.h"
 #include "app/crashes_cmd.h"
 #include "app/minimize_cmd.h"
@@ -80,46 +81,6 @@ static void usage(FILE *f)
                 "exit status: 0 nothing found (reproduce: no longer crashes; minimize: done),\n"
                 "1 crash found (reproduce: still crashes; minimize: no longer crashes the same\n"
                 "way), 2 bad usage or input, 3 internal error.\n");
-}
-
-static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *ret)
-{
-        char *end;
-        errno = 0;
-        if (!*s || *s == '-')
-                goto bad;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno || *end || v < min || v > max)
-                goto bad;
-        *ret = v;
-        return 0;
-bad:
-        log_error("%s takes a whole number from %llu to %llu, not '%s'", opt,
-                  (unsigned long long)min, (unsigned long long)max, s);
-        return -EINVAL;
-}
-
-static int parse_seconds(const char *opt, const char *s, double min, double max, double *ret)
-{
-        char *end;
-        errno = 0;
-        double v = strtod(s, &end);
-        if (errno || !*s || *end || !(v >= min && v <= max)) {
-                log_error("%s takes a number of seconds from %g to %g, not '%s'", opt, min, max, s);
-                return -EINVAL;
-        }
-        *ret = v;
-        return 0;
-}
-
-/* getopt_long's '?' (unknown option) and ':' (missing value). */
-static int bad_option(int c, char **argv)
-{
-        if (c == ':')
-                log_error("%s needs a value; see snapfuzz --help", argv[optind - 1]);
-        else
-                log_error("unknown option %s; see snapfuzz --help", argv[optind - 1]);
-        return SF_EXIT_USAGE;
 }
 
 static int check_target(RunConfig *cfg)
@@ -211,44 +172,44 @@ static int cmd_run(int argc, char **argv)
                         cfg.out_dir = optarg;
                         break;
                 case OPT_WORKERS:
-                        if (parse_u64("--workers", optarg, 1, 256, &v) < 0)
+                        if (cliopt_u64("--workers", optarg, 1, 256, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.workers = (unsigned)v;
                         break;
                 case OPT_TIME:
-                        if (parse_u64("--max-total-time", optarg, 0, UINT32_MAX, &v) < 0)
+                        if (cliopt_u64("--max-total-time", optarg, 0, UINT32_MAX, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.max_total_time_s = v;
                         break;
                 case OPT_RUNS:
-                        if (parse_u64("--runs", optarg, 0, UINT64_MAX / 2, &v) < 0)
+                        if (cliopt_u64("--runs", optarg, 0, UINT64_MAX / 2, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.runs = v;
                         break;
                 case OPT_TIMEOUT:
-                        if (parse_seconds("--timeout", optarg, 0.01, 86400, &d) < 0)
+                        if (cliopt_seconds("--timeout", optarg, 0.01, 86400, &d) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.timeout_ms = (unsigned)(d * 1000);
                         break;
                 case OPT_RSS:
-                        if (parse_u64("--rss-limit-mb", optarg, 0, 1u << 30, &v) < 0)
+                        if (cliopt_u64("--rss-limit-mb", optarg, 0, 1u << 30, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.rss_limit_mb = (unsigned)v;
                         break;
                 case OPT_MALLOC:
-                        if (parse_u64("--malloc-limit-mb", optarg, 0, 1u << 30, &v) < 0)
+                        if (cliopt_u64("--malloc-limit-mb", optarg, 0, 1u << 30, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.malloc_limit_mb = (unsigned)v;
                         malloc_limit_set = true;
                         break;
                 case OPT_SEED:
-                        if (parse_u64("--seed", optarg, 0, UINT64_MAX, &v) < 0)
+                        if (cliopt_u64("--seed", optarg, 0, UINT64_MAX, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.seed = v;
                         cfg.seed_set = true;
                         break;
                 case OPT_MAXLEN:
-                        if (parse_u64("--max-len", optarg, 1, RECORD_MAX_LEN_LIMIT, &v) < 0)
+                        if (cliopt_u64("--max-len", optarg, 1, RECORD_MAX_LEN_LIMIT, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.max_len = (size_t)v;
                         break;
@@ -269,7 +230,7 @@ static int cmd_run(int argc, char **argv)
                         policy_path = optarg;
                         break;
                 case OPT_STATUS:
-                        if (parse_u64("--status-every", optarg, 1, 3600, &v) < 0)
+                        if (cliopt_u64("--status-every", optarg, 1, 3600, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.status_every_s = (unsigned)v;
                         break;
@@ -284,7 +245,7 @@ static int cmd_run(int argc, char **argv)
                         cfg.value_profile = true;
                         break;
                 case OPT_MINIMIZE_TIME:
-                        if (parse_seconds("--minimize-time", optarg, 0, 3600, &d) < 0)
+                        if (cliopt_seconds("--minimize-time", optarg, 0, 3600, &d) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.minimize_ms = (unsigned)(d * 1000);
                         break;
@@ -292,7 +253,7 @@ static int cmd_run(int argc, char **argv)
                         cfg.minimize_ms = 0;
                         break;
                 case OPT_DETECT_LEAKS:
-                        if (parse_u64("--detect-leaks", optarg, 0, 1, &v) < 0)
+                        if (cliopt_u64("--detect-leaks", optarg, 0, 1, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.detect_leaks = v == 1;
                         break;
@@ -300,7 +261,7 @@ static int cmd_run(int argc, char **argv)
                         usage(stdout);
                         return SF_EXIT_OK;
                 default:
-                        return bad_option(c, argv);
+                        return cliopt_bad(c, argv);
                 }
         }
         /* getopt_long moved the operands (target, corpus dirs) to the end. */
@@ -371,7 +332,7 @@ static int cmd_reproduce(int argc, char **argv)
                         cfg.target = optarg;
                         break;
                 case OPT_TIMEOUT:
-                        if (parse_seconds("--timeout", optarg, 0.01, 86400, &d) < 0)
+                        if (cliopt_seconds("--timeout", optarg, 0.01, 86400, &d) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.timeout_ms = (unsigned)(d * 1000);
                         break;
@@ -379,7 +340,7 @@ static int cmd_reproduce(int argc, char **argv)
                         usage(stdout);
                         return SF_EXIT_OK;
                 default:
-                        return bad_option(c, argv);
+                        return cliopt_bad(c, argv);
                 }
         }
         if (argc - optind != 1) {

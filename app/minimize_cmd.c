@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "app/cliopt.h"
 #include "app/minimize_cmd.h"
 #include "core/crashstore.h"
 #include "core/elfcheck.h"
@@ -34,32 +35,6 @@ typedef struct MinimizeCmd {
         unsigned timeout_ms; /* 0: the crash's own */
         MinimizeBudget budget;
 } MinimizeCmd;
-
-static int parse_number(const char *opt, const char *s, double min, double max, double *ret)
-{
-        char *end;
-        errno = 0;
-        double v = strtod(s, &end);
-        if (errno || !*s || *end || !(v >= min && v <= max)) {
-                log_error("%s takes a number from %g to %g, not '%s'", opt, min, max, s);
-                return -EINVAL;
-        }
-        *ret = v;
-        return 0;
-}
-
-static int parse_count(const char *opt, const char *s, uint64_t *ret)
-{
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno || !*s || *s == '-' || *end) {
-                log_error("%s takes a whole number, not '%s'", opt, s);
-                return -EINVAL;
-        }
-        *ret = v;
-        return 0;
-}
 
 static int parse_args(int argc, char **argv, MinimizeCmd *cmd)
 {
@@ -87,29 +62,26 @@ static int parse_args(int argc, char **argv, MinimizeCmd *cmd)
                         cmd->target = optarg;
                         break;
                 case OPT_TIMEOUT:
-                        if (parse_number("--timeout", optarg, 0.01, 86400, &d) < 0)
+                        if (cliopt_seconds("--timeout", optarg, 0.01, 86400, &d) < 0)
                                 return SF_EXIT_USAGE;
                         cmd->timeout_ms = (unsigned)(d * 1000);
                         break;
                 case OPT_TIME:
-                        if (parse_number("--max-time", optarg, 0, 1e6, &d) < 0)
+                        if (cliopt_seconds("--max-time", optarg, 0, 1e6, &d) < 0)
                                 return SF_EXIT_USAGE;
                         cmd->budget.max_ms = (int64_t)(d * 1000);
                         break;
                 case OPT_TRIALS:
-                        if (parse_count("--max-trials", optarg, &cmd->budget.max_trials) < 0)
+                        if (cliopt_u64("--max-trials", optarg, 0, UINT64_MAX,
+                                       &cmd->budget.max_trials) < 0)
                                 return SF_EXIT_USAGE;
                         break;
                 case OPT_HELP:
                         printf("usage: snapfuzz minimize CRASH_ID [--out DIR] [--max-time S] "
                                "[--max-trials N] [--target PATH] [--timeout S]\n");
                         return -1;
-                case ':':
-                        log_error("%s needs a value; see snapfuzz --help", argv[optind - 1]);
-                        return SF_EXIT_USAGE;
                 default:
-                        log_error("unknown option %s; see snapfuzz --help", argv[optind - 1]);
-                        return SF_EXIT_USAGE;
+                        return cliopt_bad(c, argv);
                 }
         }
         if (argc - optind != 1) {
