@@ -20,9 +20,10 @@
  * on stderr. The target must not crash on the corpus: build it with
  * -DSNAPFUZZ_NO_PLANTED_BUG for the bundled targets.
  *
- * As in tests/targets/plainrun.c, the program defines the SanitizerCoverage
- * callbacks an instrumented target binds to, and is linked with -rdynamic so
- * dlopen() resolves the target's references against them.
+ * As tests/plainrun.c, it is built with tests/sancov_noop.c (the
+ * SanitizerCoverage callbacks an instrumented target binds to, as no-ops)
+ * and linked with -rdynamic so dlopen() resolves the target's references
+ * against them.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -40,108 +41,6 @@
 /* Calls between two looks at the clock: cheap next to any target, and
  * frequent enough that a slow target does not overrun SECONDS by much. */
 #define BARE_CLOCK_EVERY 256u
-
-#define BARE_EXPORT __attribute__((visibility("default"), used))
-
-/* The SanitizerCoverage interface (compiler-rt's sanitizer_coverage_interface.inc). */
-BARE_EXPORT void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop);
-BARE_EXPORT void __sanitizer_cov_bool_flag_init(uint8_t *start, uint8_t *stop);
-BARE_EXPORT void __sanitizer_cov_pcs_init(const uintptr_t *beg, const uintptr_t *end);
-BARE_EXPORT void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop);
-BARE_EXPORT void __sanitizer_cov_trace_pc_guard(uint32_t *guard);
-BARE_EXPORT void __sanitizer_cov_trace_pc(void);
-BARE_EXPORT void __sanitizer_cov_trace_pc_indir(uintptr_t callee);
-BARE_EXPORT void __sanitizer_cov_trace_cmp1(uint8_t arg1, uint8_t arg2);
-BARE_EXPORT void __sanitizer_cov_trace_cmp2(uint16_t arg1, uint16_t arg2);
-BARE_EXPORT void __sanitizer_cov_trace_cmp4(uint32_t arg1, uint32_t arg2);
-BARE_EXPORT void __sanitizer_cov_trace_cmp8(uint64_t arg1, uint64_t arg2);
-BARE_EXPORT void __sanitizer_cov_trace_const_cmp1(uint8_t arg1, uint8_t arg2);
-BARE_EXPORT void __sanitizer_cov_trace_const_cmp2(uint16_t arg1, uint16_t arg2);
-BARE_EXPORT void __sanitizer_cov_trace_const_cmp4(uint32_t arg1, uint32_t arg2);
-BARE_EXPORT void __sanitizer_cov_trace_const_cmp8(uint64_t arg1, uint64_t arg2);
-BARE_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases);
-BARE_EXPORT void __sanitizer_cov_trace_div4(uint32_t val);
-BARE_EXPORT void __sanitizer_cov_trace_div8(uint64_t val);
-BARE_EXPORT void __sanitizer_cov_trace_gep(uintptr_t idx);
-
-/* Written by -fsanitize-coverage=stack-depth code in the target; never read here. */
-BARE_EXPORT __thread uintptr_t __sancov_lowest_stack;
-
-void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop)
-{
-}
-
-void __sanitizer_cov_bool_flag_init(uint8_t *start, uint8_t *stop)
-{
-}
-
-void __sanitizer_cov_pcs_init(const uintptr_t *beg, const uintptr_t *end)
-{
-}
-
-void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop)
-{
-}
-
-void __sanitizer_cov_trace_pc_guard(uint32_t *guard)
-{
-}
-
-void __sanitizer_cov_trace_pc(void)
-{
-}
-
-void __sanitizer_cov_trace_pc_indir(uintptr_t callee)
-{
-}
-
-void __sanitizer_cov_trace_cmp1(uint8_t arg1, uint8_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_cmp2(uint16_t arg1, uint16_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_cmp4(uint32_t arg1, uint32_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_cmp8(uint64_t arg1, uint64_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_const_cmp1(uint8_t arg1, uint8_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_const_cmp2(uint16_t arg1, uint16_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_const_cmp4(uint32_t arg1, uint32_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_const_cmp8(uint64_t arg1, uint64_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases)
-{
-}
-
-void __sanitizer_cov_trace_div4(uint32_t val)
-{
-}
-
-void __sanitizer_cov_trace_div8(uint64_t val)
-{
-}
-
-void __sanitizer_cov_trace_gep(uintptr_t idx)
-{
-}
 
 typedef struct BareInput {
         uint8_t *data;

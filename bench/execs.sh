@@ -48,7 +48,7 @@ taskset -c "$CPU" true 2>/dev/null || die "cannot pin to core $CPU; set BENCH_CP
 # --- build: three binaries per target, from the same source ---
 mkdir -p "$OUT" "$RESULTS"
 echo "building into $OUT" >&2
-"$CLANG" -O2 -g -Wall -I"$ROOT/include" -rdynamic "$ROOT/bench/bare_loop.c" \
+"$CLANG" -O2 -g -Wall -I"$ROOT/include" -rdynamic "$ROOT/bench/bare_loop.c" "$ROOT/tests/sancov_noop.c" \
   -o "$OUT/bare_loop" -ldl
 for t in $TARGETS; do
   src=$ROOT/fuzz_targets/$t.c

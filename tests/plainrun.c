@@ -12,9 +12,9 @@
  * PLAINRUN_EXIT_ERROR and a message on stderr.
  *
  * An instrumented target needs the SanitizerCoverage callbacks from the
- * program that loads it, so this file defines every one of them as a no-op
- * with the signature clang's runtime uses, and is linked with -rdynamic so
- * dlopen() resolves the target's references against them.
+ * program that loads it: tests/sancov_noop.c defines every one of them as a
+ * no-op, and plainrun is linked with -rdynamic so dlopen() resolves the
+ * target's references against them.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -28,118 +28,6 @@
 #include "snapfuzz/banned.h"
 
 #define PLAINRUN_EXIT_ERROR 2
-
-/* The SanitizerCoverage interface (compiler-rt's sanitizer_coverage_interface.inc). */
-#define PLAINRUN_EXPORT __attribute__((visibility("default"), used))
-
-PLAINRUN_EXPORT void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop);
-PLAINRUN_EXPORT void __sanitizer_cov_bool_flag_init(uint8_t *start, uint8_t *stop);
-PLAINRUN_EXPORT void __sanitizer_cov_pcs_init(const uintptr_t *beg, const uintptr_t *end);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_pc_guard(uint32_t *guard);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_pc(void);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_pc_indir(uintptr_t callee);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_cmp1(uint8_t arg1, uint8_t arg2);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_cmp2(uint16_t arg1, uint16_t arg2);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_cmp4(uint32_t arg1, uint32_t arg2);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_cmp8(uint64_t arg1, uint64_t arg2);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_const_cmp1(uint8_t arg1, uint8_t arg2);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_const_cmp2(uint16_t arg1, uint16_t arg2);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_const_cmp4(uint32_t arg1, uint32_t arg2);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_const_cmp8(uint64_t arg1, uint64_t arg2);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_div4(uint32_t val);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_div8(uint64_t val);
-PLAINRUN_EXPORT void __sanitizer_cov_trace_gep(uintptr_t idx);
-
-/* What a custom mutator calls; plainrun never mutates, so it is never
- * called, but a target that references it must load. */
-PLAINRUN_EXPORT size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
-
-size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size)
-{
-        (void)data;
-        return size < max_size ? size : max_size;
-}
-
-/* Written by -fsanitize-coverage=stack-depth code in the target; never read here. */
-PLAINRUN_EXPORT __thread uintptr_t __sancov_lowest_stack;
-
-void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop)
-{
-}
-
-void __sanitizer_cov_bool_flag_init(uint8_t *start, uint8_t *stop)
-{
-}
-
-void __sanitizer_cov_pcs_init(const uintptr_t *beg, const uintptr_t *end)
-{
-}
-
-void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop)
-{
-}
-
-void __sanitizer_cov_trace_pc_guard(uint32_t *guard)
-{
-}
-
-void __sanitizer_cov_trace_pc(void)
-{
-}
-
-void __sanitizer_cov_trace_pc_indir(uintptr_t callee)
-{
-}
-
-void __sanitizer_cov_trace_cmp1(uint8_t arg1, uint8_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_cmp2(uint16_t arg1, uint16_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_cmp4(uint32_t arg1, uint32_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_cmp8(uint64_t arg1, uint64_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_const_cmp1(uint8_t arg1, uint8_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_const_cmp2(uint16_t arg1, uint16_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_const_cmp4(uint32_t arg1, uint32_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_const_cmp8(uint64_t arg1, uint64_t arg2)
-{
-}
-
-void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases)
-{
-}
-
-void __sanitizer_cov_trace_div4(uint32_t val)
-{
-}
-
-void __sanitizer_cov_trace_div8(uint64_t val)
-{
-}
-
-void __sanitizer_cov_trace_gep(uintptr_t idx)
-{
-}
 
 /* Reads all of @path into a malloc()ed buffer. Returns 0 or a negative errno. */
 static int read_file(const char *path, uint8_t **ret_data, size_t *ret_size)
