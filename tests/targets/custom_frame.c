@@ -156,9 +156,17 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
                 payload[len++] = 0;
 #endif
 #ifdef CUSTOM_FRAME_NONDET
+        /* The clock's nanoseconds, spread over four bytes after the bug's
+         * "BOOM": a replay at another instant makes other bytes, but for a
+         * chance of one in 2^32 (one byte gave 1 in 128, and the test that
+         * no wrong input is stored failed now and then). */
+        while (len < 8)
+                payload[len++] = 0;
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        payload[len - 1] ^= (uint8_t)(ts.tv_nsec >> 3) | 1;
+        uint32_t mix = (uint32_t)ts.tv_nsec * 2654435761u | 1u;
+        for (size_t i = 0; i < 4; i++)
+                payload[len - 1 - i] ^= (uint8_t)(mix >> (8 * i));
 #endif
 #ifdef CUSTOM_FRAME_STATEFUL
         static unsigned calls;
