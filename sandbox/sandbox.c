@@ -467,7 +467,7 @@ int sandbox_apply(const Sandbox *s)
 
 bool sandbox_can_check_leaks(const Sandbox *s)
 {
-        return s && (s->mode == SANDBOX_OFF || (s->leak.prog.len > 0 && s->mode != SANDBOX_OFF));
+        return s && (s->mode == SANDBOX_OFF || s->leak.prog.len > 0);
 }
 
 int sandbox_apply_leak_check(const Sandbox *s)
