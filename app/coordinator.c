@@ -52,7 +52,16 @@
 #include "snapfuzz/banned.h"
 
 #define COORD_CHAIN_LEN 4
-#define COORD_BATCH_MS 300
+/* Executions a fuzz batch gives each corpus entry it mutates (pack_bases). */
+#define COORD_EXECS_PER_BASE 1024
+/* How long a fuzz batch lasts: COORD_BATCH_MS, and COORD_BATCH_MS_PER_WORKER
+ * times the workers beyond that, so the coordinator handles at most some
+ * 400 batches a second however many workers there are. A batch's finds
+ * are scheduled only once it ends, and each batch costs a fork and a
+ * seccomp filter: 20 ms keeps new entries waiting little, and the set-up
+ * small next to it (bench/results/pack-2026-11-21.md). */
+#define COORD_BATCH_MS 20
+#define COORD_BATCH_MS_PER_WORKER 2.5
 #define COORD_MIN_ITERS 64
 #define COORD_MAX_ITERS (1u << 20)
 
@@ -62,7 +71,11 @@ typedef struct Slot {
         bool busy;
         bool seed_batch;
         size_t seed_lo, seed_hi; /* a seed batch: the seeds it runs */
-        size_t base;             /* a fuzz batch: the corpus entry it mutates; SIZE_MAX: none */
+        /* A fuzz batch: the corpus entries it mutates, and how many of its
+         * finds each one's chains made. */
+        size_t bases[RECORD_PACK_MAX];
+        uint32_t base_finds[RECORD_PACK_MAX];
+        unsigned n_bases;
         uint64_t iters;
         double rate; /* executions per millisecond, from the last batch */
         int64_t busy_since;
@@ -117,7 +130,10 @@ typedef struct Coordinator {
         SeedRange *seed_redo;
         size_t n_seed_redo, cap_seed_redo;
         bool legacy_schedule; /* SNAPFUZZ_SCHEDULE=legacy: the scheduler before energy */
-        uint8_t *seed_pack;   /* the seed list of a warm-up batch (max_len bytes) */
+        /* The seed list of a warm-up batch, or a fuzz batch's bases
+         * (max_len bytes each). */
+        uint8_t *seed_pack;
+        uint8_t *partner_pack;
 
         uint64_t execs, dispatched, batch_ids;
         uint64_t events; /* messages read from workers */
@@ -396,6 +412,8 @@ static void take_finds(Coordinator *c, Slot *s)
                 /* A seed that found nothing new is there for its features:
                  * it joins the schedule, it is not written to OUT/corpus. */
                 bool known = fs->flags & RECORD_FIND_F_KNOWN;
+                if (!known && !s->seed_batch && s->n_bases && fs->iteration > 0)
+                        s->base_finds[(fs->iteration - 1) / COORD_CHAIN_LEN % s->n_bases]++;
                 if (known && c->legacy_schedule)
                         continue;
                 const uint8_t *data = (const uint8_t *)(fs + 1);
@@ -551,9 +569,9 @@ static void worker_event(Coordinator *c, Slot *s, cJSON *m)
                         mutsched_batch_done(&c->mutsched, h, count, h->new_features);
                 }
                 take_finds(c, s);
-                if (!s->seed_batch && s->base != SIZE_MAX)
-                        corpus_note_batch(c->corpus, s->base, count,
-                                          (uint64_t)msg_int(m, "finds", 0));
+                for (unsigned i = 0; !s->seed_batch && i < s->n_bases; i++)
+                        corpus_note_batch(c->corpus, s->bases[i], count / s->n_bases,
+                                          s->base_finds[i]);
                 if (s->seed_batch)
                         seeds_requeue(c, s, count);
                 /* The reference design's "modified input" check: the base
@@ -690,6 +708,75 @@ static void seeds_requeue(Coordinator *c, Slot *s, uint64_t count)
         c->seed_redo[c->n_seed_redo++] = (SeedRange){s->seed_lo + (size_t)count, s->seed_hi};
 }
 
+/* Appends @len bytes to a list (record_seed_at's format) of @cap bytes
+ * filled to *@used; false when they do not fit. */
+static bool pack_put(uint8_t *list, size_t cap, size_t *used, const uint8_t *data, size_t len)
+{
+        if (len > cap || *used + 4 > cap - len)
+                return false;
+        uint8_t *p = list + *used;
+        p[0] = (uint8_t)len;
+        p[1] = (uint8_t)(len >> 8);
+        p[2] = (uint8_t)(len >> 16);
+        p[3] = (uint8_t)(len >> 24);
+        if (len)
+                memcpy(p + 4, data, len);
+        *used += 4 + len;
+        return true;
+}
+
+/*
+ * A fuzz batch's inputs. A runner's batch lasts 20 ms or more, which on a
+ * fast target is 10^4 executions: spent on one corpus entry, a corpus of
+ * thousands would mostly wait its turn. So the batch mutates a list of
+ * entries, each picked by energy for about COORD_EXECS_PER_BASE executions
+ * (as many as the record's base area holds), and as many crossover
+ * partners, picked uniformly (RECORD_F_PACKED). A batch too short for two bases, or whose
+ * first pick fills the area alone, mutates one entry as before. Both lists
+ * go into the record (wproc_send_batch), so the batch replays whatever was
+ * chosen.
+ */
+static void pack_bases(Coordinator *c, Slot *s, WprocBatch *b)
+{
+        uint64_t want = b->iters / COORD_EXECS_PER_BASE;
+        if (want > RECORD_PACK_MAX)
+                want = RECORD_PACK_MAX;
+        if (want < 1)
+                want = 1;
+        size_t picks[RECORD_PACK_MAX], used = 0, len;
+        corpus_schedule_many(c->corpus, &c->rng, picks, want);
+        const uint8_t *data = corpus_get(c->corpus, picks[0], &b->base_len);
+        s->bases[0] = picks[0];
+        s->base_finds[0] = 0;
+        s->n_bases = 1;
+        if (want < 2 || !pack_put(c->seed_pack, c->layout.max_len, &used, data, b->base_len)) {
+                b->base = data;
+                size_t p = corpus_pick_partner(c->corpus, &c->rng);
+                b->partner = corpus_get(c->corpus, p, &b->partner_len);
+                return;
+        }
+        while (s->n_bases < want) {
+                size_t i = picks[s->n_bases];
+                data = corpus_get(c->corpus, i, &len);
+                if (!pack_put(c->seed_pack, c->layout.max_len, &used, data, len))
+                        break;
+                s->base_finds[s->n_bases] = 0;
+                s->bases[s->n_bases++] = i;
+        }
+        b->base = c->seed_pack;
+        b->base_len = used;
+        used = 0;
+        for (unsigned k = 0; k < s->n_bases; k++) {
+                size_t i = corpus_pick_partner(c->corpus, &c->rng);
+                data = corpus_get(c->corpus, i, &len);
+                if (!pack_put(c->partner_pack, c->layout.max_len, &used, data, len))
+                        break;
+        }
+        b->partner = c->partner_pack;
+        b->partner_len = used;
+        b->packed = 1;
+}
+
 static void dispatch_one(Coordinator *c, Slot *s)
 {
         WprocBatch b = {.batch_id = ++c->batch_ids, .chain_len = COORD_CHAIN_LEN};
@@ -697,7 +784,7 @@ static void dispatch_one(Coordinator *c, Slot *s)
 
         size_t seed_lo = 0, seed_hi = 0;
         b.seed = prng_next64(&c->rng);
-        s->base = SIZE_MAX;
+        s->n_bases = 0;
         if (seeds_left(c))
                 seeds_next(c, &seed_lo, &seed_hi);
         if (seeds_left(c) && c->seeds[seed_lo].len + 4 > c->layout.max_len) {
@@ -746,23 +833,21 @@ static void dispatch_one(Coordinator *c, Slot *s)
                         b.base = corpus_get(c->corpus, i, &b.base_len);
                         size_t p = prng_below(&c->rng, (uint32_t)n);
                         b.partner = corpus_get(c->corpus, p, &b.partner_len);
-                } else if (n) {
-                        /* Both go into the record (wproc_send_batch), so
-                         * the batch replays whatever was chosen. */
-                        s->base = corpus_schedule(c->corpus, &c->rng);
-                        b.base = corpus_get(c->corpus, s->base, &b.base_len);
-                        size_t p = corpus_pick_partner(c->corpus, &c->rng);
-                        b.partner = corpus_get(c->corpus, p, &b.partner_len);
                 }
-                b.table = dicts_table(c->dicts, &b.table_len);
-                b.len_limit = (uint32_t)c->mutsched.len_limit;
-                b.op_weights = c->mutsched.weights;
-                double want = s->rate > 0 ? s->rate * COORD_BATCH_MS : 256;
+                double ms = COORD_BATCH_MS_PER_WORKER * c->n_slots;
+                if (ms < COORD_BATCH_MS)
+                        ms = COORD_BATCH_MS;
+                double want = s->rate > 0 ? s->rate * ms : 256;
                 if (want < COORD_MIN_ITERS)
                         want = COORD_MIN_ITERS;
                 if (want > COORD_MAX_ITERS)
                         want = COORD_MAX_ITERS;
                 b.iters = (uint64_t)want;
+                if (n && !c->legacy_schedule)
+                        pack_bases(c, s, &b);
+                b.table = dicts_table(c->dicts, &b.table_len);
+                b.len_limit = (uint32_t)c->mutsched.len_limit;
+                b.op_weights = c->mutsched.weights;
                 s->seed_batch = false;
         }
         if (c->cfg->runs) {
@@ -1148,7 +1233,8 @@ int coordinator_run(RunConfig *cfg)
                 return SF_EXIT_USAGE;
         }
         c.seed_pack = malloc(c.layout.max_len);
-        if (!c.seed_pack)
+        c.partner_pack = malloc(c.layout.max_len);
+        if (!c.seed_pack || !c.partner_pack)
                 return SF_EXIT_INTERNAL;
         size_t longest_seed = 0;
         for (size_t i = 0; i < c.n_seeds; i++)
@@ -1261,6 +1347,7 @@ int coordinator_run(RunConfig *cfg)
         corpus_seeds_free(c.seeds, c.n_seeds);
         free(c.seed_redo);
         free(c.seed_pack);
+        free(c.partner_pack);
         free(c.slots);
         coverage_shared_unmap(c.cov);
         sandboxlog_free(c.sandbox_log);

@@ -420,7 +420,11 @@ void runner_main(const RunnerArgs *a)
         const uint8_t *base = record_base(region, l);
         const size_t base_len = h->base_len;
         const size_t max_len = l->max_len;
-        const size_t mut_max = record_mutation_max_len(h, l);
+        /* A fuzz batch's bases and partners (record_inputs_chain). */
+        static RecordInputs inputs;
+        if (h->mode == RECORD_MODE_FUZZ && record_inputs(region, l, &inputs) < 0)
+                _exit(RUNNER_EXIT_SETUP);
+        size_t mut_max = max_len;
         const uint64_t iters = h->iters;
         const uint64_t chain_len = h->chain_len;
         const int fuzz = h->mode == RECORD_MODE_FUZZ;
@@ -447,8 +451,6 @@ void runner_main(const RunnerArgs *a)
         static MutatorPlan plan;
         static uint32_t op_found[MUTATOR_WEIGHTS];
         MutatorCtx ctx = {
-            .partner = record_partner(region, l),
-            .partner_len = h->partner_len,
             .dict = NULL,
             .trace = &trace,
             .plan = mutator_plan_init(&plan, h->op_weights) ? &plan : NULL,
@@ -505,8 +507,11 @@ void runner_main(const RunnerArgs *a)
                                 record_cmps = cmplog_chain_records(&freezer, chain);
                                 trace.n = 0;
                                 record_chain_begin(h, &rng, chain, cmp_gen);
-                                memcpy(work, base, base_len);
-                                len = base_len;
+                                const uint8_t *cb;
+                                record_inputs_chain(&inputs, chain, &cb, &len, &ctx.partner,
+                                                    &ctx.partner_len);
+                                memcpy(work, cb, len);
+                                mut_max = record_mutation_max_len(h, l, len);
                         }
                         if (custom)
                                 len = runner_custom_step(h, custom, &ctx, &rng, work, len, mut_max,

@@ -459,8 +459,13 @@ static int worker_begin_batch(Worker *w, const cJSON *cmd)
         h->cmp_gens = cmp_gens > 0 && cmp_gens <= RECORD_CMP_TABLES ? (uint32_t)cmp_gens : 0;
         /* Mutations call the target's custom mutator: the record says so,
          * so that only a process that loaded the target replays them. */
+        uint32_t flags = 0;
         if (mode == RECORD_MODE_FUZZ && w->has_custom)
-                record_set_flags(w->region, custom_record_flags(&w->custom));
+                flags |= custom_record_flags(&w->custom);
+        if (mode == RECORD_MODE_FUZZ && msg_bool(cmd, "packed", 0))
+                flags |= RECORD_F_PACKED;
+        if (flags)
+                record_set_flags(w->region, flags);
         return 0;
 }
 

@@ -68,6 +68,7 @@ struct Corpus {
 
         bool dirty;       /* an entry came or went since the last recompute */
         uint32_t *active; /* active entry indices, from the last recompute */
+        double *cum;      /* corpus_schedule_many's running energies */
         size_t n_active, n_favored;
         size_t n_computed;    /* entries when it was computed */
         double mean_weight;   /* of the active entries then */
@@ -121,6 +122,7 @@ void corpus_free(Corpus *c)
         free(c->freq);
         free(c->mark);
         free(c->active);
+        free(c->cum);
         if (c->dirfd >= 0)
                 close(c->dirfd);
         free(c);
@@ -453,42 +455,52 @@ static double entry_energy(const Corpus *c, size_t i)
  * entries are picked with the mean energy. */
 #define CORPUS_COST_PER_PICK 100000u
 
-size_t corpus_schedule(Corpus *c, SfPrng *rng)
+size_t corpus_schedule_many(Corpus *c, SfPrng *rng, size_t *ret, size_t n)
 {
+        if (n == 0)
+                return 0;
         c->picks_since++;
         if (c->dirty && (c->n_computed == 0 || c->picks_since * CORPUS_COST_PER_PICK >= c->cost))
                 (void)corpus_recompute(c);
-        if (c->n_computed == 0)
-                return corpus_pick(c, rng);
+        size_t m = c->n_active + (c->n - c->n_computed);
+        double *cum = c->n_computed ? realloc(c->cum, (m ? m : 1) * sizeof(double)) : NULL;
+        if (cum)
+                c->cum = cum;
+        /* Candidates and their running energy: the active entries, then
+         * those added since the last recompute. */
         double total = 0;
-        for (size_t a = 0; a < c->n_active; a++)
-                total += entry_energy(c, c->active[a]);
-        for (size_t i = c->n_computed; i < c->n; i++)
+        for (size_t a = 0; cum && a < m; a++) {
+                size_t i = a < c->n_active ? c->active[a] : c->n_computed + (a - c->n_active);
                 total += entry_energy(c, i);
-        if (total <= 0)
-                return corpus_pick(c, rng);
-        /* 53 random bits: a uniform point in [0, total). */
-        double at = (double)(prng_next64(rng) >> 11) * 0x1p-53 * total;
-        size_t last = 0;
-        for (size_t a = 0; a < c->n_active; a++) {
-                double e = entry_energy(c, c->active[a]);
-                if (e <= 0)
-                        continue;
-                last = c->active[a];
-                at -= e;
-                if (at < 0)
-                        return last;
+                cum[a] = total;
         }
-        for (size_t i = c->n_computed; i < c->n; i++) {
-                double e = entry_energy(c, i);
-                if (e <= 0)
-                        continue;
-                last = i;
-                at -= e;
-                if (at < 0)
-                        return last;
+        if (!cum || total <= 0) {
+                for (size_t k = 0; k < n; k++)
+                        ret[k] = corpus_pick(c, rng);
+                return n;
         }
-        return last;
+        for (size_t k = 0; k < n; k++) {
+                /* 53 random bits: a uniform point in [0, total); the first
+                 * candidate whose running energy passes it. */
+                double at = (double)(prng_next64(rng) >> 11) * 0x1p-53 * total;
+                size_t lo = 0, hi = m - 1;
+                while (lo < hi) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        if (cum[mid] > at)
+                                hi = mid;
+                        else
+                                lo = mid + 1;
+                }
+                ret[k] = lo < c->n_active ? c->active[lo] : c->n_computed + (lo - c->n_active);
+        }
+        return n;
+}
+
+size_t corpus_schedule(Corpus *c, SfPrng *rng)
+{
+        size_t i;
+        corpus_schedule_many(c, rng, &i, 1);
+        return i;
 }
 
 size_t corpus_pick_partner(Corpus *c, SfPrng *rng)

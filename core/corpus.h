@@ -61,6 +61,9 @@ int corpus_set_features(Corpus *c, size_t i, const uint32_t *ids, size_t n, bool
 /* Picks an entry to mutate, in proportion to energy; a partner for
  * crossover, uniformly among active entries. Undefined when empty. */
 size_t corpus_schedule(Corpus *c, SfPrng *rng);
+/* @n picks as corpus_schedule makes them (with repeats), into @ret, for
+ * one pass over the corpus. Returns @n. */
+size_t corpus_schedule_many(Corpus *c, SfPrng *rng, size_t *ret, size_t n);
 size_t corpus_pick_partner(Corpus *c, SfPrng *rng);
 
 /* Feedback from a batch that mutated entry @i: @execs executions, @finds

@@ -6,6 +6,7 @@
  * write in the target scribbled on.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "core/hash.h"
@@ -127,6 +128,51 @@ void record_set_mutation(void *region, uint32_t len_limit, const uint8_t *weight
         h->desc_check = record_desc_check(h);
 }
 
+/* One list: the whole area as one entry, or RECORD_F_PACKED's entries. */
+static int record_pack(const uint8_t *area, size_t area_len, bool packed, size_t max_len,
+                       RecordPack *ret)
+{
+        ret->n = 0;
+        if (!packed) {
+                ret->off[0] = 0;
+                ret->len[0] = (uint32_t)area_len;
+                ret->n = 1;
+                return 0;
+        }
+        size_t off = 0;
+        while (off < area_len) {
+                if (ret->n == RECORD_PACK_MAX || area_len - off < 4)
+                        return -1;
+                const uint8_t *p = area + off;
+                uint32_t n = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                             (uint32_t)p[3] << 24;
+                if (n > area_len - off - 4 || n > max_len)
+                        return -1;
+                ret->off[ret->n] = (uint32_t)(off + 4);
+                ret->len[ret->n] = n;
+                ret->n++;
+                off += 4 + (size_t)n;
+        }
+        return 0;
+}
+
+int record_inputs(const void *region, const RecordLayout *l, RecordInputs *ret)
+{
+        const RecordHeader *h = region;
+        bool packed = (h->flags & RECORD_F_PACKED) != 0;
+
+        ret->base_area = (const uint8_t *)region + l->base_off;
+        ret->partner_area = (const uint8_t *)region + l->partner_off;
+        if (record_pack(ret->base_area, h->base_len, packed, l->max_len, &ret->bases) < 0 ||
+            ret->bases.n == 0)
+                return -1;
+        if (h->partner_len == 0) {
+                ret->partners.n = 0;
+                return 0;
+        }
+        return record_pack(ret->partner_area, h->partner_len, packed, l->max_len, &ret->partners);
+}
+
 void record_set_flags(void *region, uint32_t flags)
 {
         RecordHeader *h = record_header(region);
@@ -200,6 +246,11 @@ RecordProblem record_validate(const void *region, const RecordLayout *l)
                 return RECORD_BAD_DESC;
         if (h->payload_check != record_payload_check(region, l, h))
                 return RECORD_BAD_PAYLOAD;
+        if (h->mode == RECORD_MODE_FUZZ) {
+                RecordInputs in;
+                if (record_inputs(region, l, &in) < 0)
+                        return RECORD_BAD_DESC;
+        }
 
         uint64_t count = __atomic_load_n(&h->count, __ATOMIC_ACQUIRE);
         if (count == 0)

@@ -409,6 +409,8 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
                 cJSON_AddBoolToObject(m, "quiet", 1);
         if (b->leak_watch)
                 cJSON_AddBoolToObject(m, "leak_watch", 1);
+        if (b->packed)
+                cJSON_AddBoolToObject(m, "packed", 1);
         if (b->n_reruns) {
                 cJSON *list = cJSON_AddArrayToObject(m, "reruns");
                 for (uint32_t i = 0; list && i < b->n_reruns && i < RECORD_MAX_RERUNS; i++)

@@ -75,6 +75,7 @@ typedef struct WprocBatch {
         size_t base_len;
         const uint8_t *partner;
         size_t partner_len;
+        int packed; /* base and partner are lists of inputs (RECORD_F_PACKED) */
         const uint8_t *table;
         size_t table_len;
         const CmpTable *cmp; /* comparison tables 1..cmp_gens, for a history replay */

@@ -21,8 +21,6 @@
 
 #include "snapfuzz/banned.h"
 
-/* The mutation context the runner had: partner, dictionary and operator
- * weights, all from the record. */
 /* One mutation step, as the runner made it. */
 static size_t replay_step(const CustomMutator *cm, const MutatorCtx *ctx, SfPrng *rng,
                           uint8_t *data, size_t len, size_t max_len)
@@ -47,18 +45,34 @@ static int replay_custom(const void *region, const CustomMutator *cm, const Cust
         return 0;
 }
 
+/* The mutation context the runner had: dictionary and operator weights,
+ * from the record (the partner is the chain's: replay_chain). */
 static void replay_ctx(const void *region, const RecordLayout *l, MutatorCtx *ctx,
                        MutatorDict *dict, MutatorPlan *plan)
 {
         const RecordHeader *h = region;
-        ctx->partner = record_partner((void *)region, l);
-        ctx->partner_len = h->partner_len;
+        ctx->partner = NULL;
+        ctx->partner_len = 0;
         ctx->dict = NULL;
         ctx->cmp = NULL;
         ctx->trace = NULL;
         ctx->plan = mutator_plan_init(plan, h->op_weights) ? plan : NULL;
         if (h->table_len && mutator_dict_parse(dict, record_table((void *)region, l), h->table_len))
                 ctx->dict = dict;
+}
+
+/* The start of chain @chain: its base into @buf, its partner into @ctx.
+ * Returns the base's length; *@mut_max is how long its mutations may make
+ * an input. */
+static size_t replay_chain(const RecordHeader *h, const RecordLayout *l, const RecordInputs *in,
+                           uint64_t chain, MutatorCtx *ctx, uint8_t *buf, size_t *mut_max)
+{
+        const uint8_t *base;
+        size_t len;
+        record_inputs_chain(in, chain, &base, &len, &ctx->partner, &ctx->partner_len);
+        memcpy(buf, base, len);
+        *mut_max = record_mutation_max_len(h, l, len);
+        return len;
 }
 
 /* Iteration @k of a seed list: its k-th entry. */
@@ -111,17 +125,20 @@ static int replay_from_seed(const void *region, const RecordLayout *l, const Cus
         memcpy(ret, base, h->base_len);
         len = h->base_len;
         if (h->mode == RECORD_MODE_FUZZ) {
+                static RecordInputs in;
                 RecordCmpIndex ix;
+                if (record_inputs(region, l, &in) < 0)
+                        return -(int)RECORD_BAD_DESC;
                 if (record_cmp_index(region, l, &ix) != RECORD_OK)
                         return -(int)RECORD_BAD_CMP;
                 replay_ctx(region, l, &ctx, &dict, &plan);
-                size_t mut_max = record_mutation_max_len(h, l);
+                size_t mut_max = l->max_len;
                 prng_seed(&rng, h->seed, h->batch_id);
                 for (uint64_t i = 0; i < k; i++) {
                         if (i % h->chain_len == 0) {
                                 ctx.cmp = record_cmp_lookup(&ix, i / h->chain_len);
-                                memcpy(ret, base, h->base_len);
-                                len = h->base_len;
+                                len =
+                                    replay_chain(h, l, &in, i / h->chain_len, &ctx, ret, &mut_max);
                         }
                         len = replay_step(cm, &ctx, &rng, ret, len, mut_max);
                 }
@@ -168,13 +185,15 @@ static int replay_at(const void *region, const RecordLayout *l, const CustomMuta
         if (s->chain != chain || s->check != record_slot_check(&s->rng, s->chain, s->cmp_gen))
                 return replay_from_seed(region, l, cm, k, ret, ret_len);
 
+        static RecordInputs in;
+        if (record_inputs(region, l, &in) < 0)
+                return -(int)RECORD_BAD_DESC;
         SfPrng rng = s->rng;
-        size_t len = h->base_len;
         replay_ctx(region, l, &ctx, &dict, &plan);
         if (record_chain_cmp(region, l, s, &ctx.cmp) != RECORD_OK)
                 return -(int)RECORD_BAD_CMP;
-        memcpy(ret, record_base((void *)region, l), len);
-        size_t mut_max = record_mutation_max_len(h, l);
+        size_t mut_max;
+        size_t len = replay_chain(h, l, &in, chain, &ctx, ret, &mut_max);
         for (uint64_t i = 0; i < steps; i++)
                 len = replay_step(cm, &ctx, &rng, ret, len, mut_max);
         *ret_len = len;
@@ -215,6 +234,7 @@ void replay_history_batch(const void *region, const RecordLayout *l, uint64_t fi
             .base_len = h->base_len,
             .partner = record_partner((void *)region, l),
             .partner_len = h->partner_len,
+            .packed = (h->flags & RECORD_F_PACKED) != 0,
             .table = record_table((void *)region, l),
             .table_len = h->table_len,
             .cmp = h->cmp_gens ? record_cmp((void *)region, l, 1) : NULL,
@@ -246,10 +266,13 @@ int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint
                 r = replay_custom(region, NULL, &none);
         if (r < 0)
                 return r;
+        static RecordInputs in;
+        if (h->mode == RECORD_MODE_FUZZ && record_inputs(region, l, &in) < 0)
+                return -(int)RECORD_BAD_DESC;
         if (h->mode == RECORD_MODE_FUZZ && record_cmp_index(region, l, &ix) != RECORD_OK)
                 return -(int)RECORD_BAD_CMP;
         replay_ctx(region, l, &mctx, &dict, &plan);
-        size_t mut_max = record_mutation_max_len(h, l);
+        size_t mut_max = l->max_len;
         prng_seed(&rng, h->seed, h->batch_id);
         size_t len = h->base_len;
         memcpy(buf, base, len);
@@ -262,8 +285,8 @@ int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint
                 } else if (h->mode == RECORD_MODE_FUZZ) {
                         if ((k - 1) % h->chain_len == 0) {
                                 mctx.cmp = record_cmp_lookup(&ix, (k - 1) / h->chain_len);
-                                memcpy(buf, base, h->base_len);
-                                len = h->base_len;
+                                len = replay_chain(h, l, &in, (k - 1) / h->chain_len, &mctx, buf,
+                                                   &mut_max);
                         }
                         len = mutator_mutate(&mctx, &rng, buf, len, mut_max);
                 }

@@ -20,11 +20,13 @@
  * any death `count` names the input that was running (or had just run).
  *
  * Iteration k (1-based) in RECORD_MODE_FUZZ belongs to chain
- * c = (k-1) / chain_len at step s = (k-1) % chain_len; its input is the base
- * with s+1 calls of mutator_mutate() applied in sequence, starting from the
- * PRNG saved in slot[c & 1]. The runner writes slot[c & 1] before count
- * reaches the chain's first iteration, so the slot of the chain `count` is in
- * is never being written: a kill at any instruction leaves a usable record.
+ * c = (k-1) / chain_len at step s = (k-1) % chain_len; its input is the
+ * chain's base (the batch's one base, or with RECORD_F_PACKED entry c mod nb
+ * of its list: record_inputs_chain) with s+1 calls of mutator_mutate()
+ * applied in sequence, starting from the PRNG saved in slot[c & 1]. The
+ * runner writes slot[c & 1] before count reaches the chain's first
+ * iteration, so the slot of the chain `count` is in is never being
+ * written: a kill at any instruction leaves a usable record.
  * In RECORD_MODE_EXEC every iteration runs the base unmodified; in
  * RECORD_MODE_SEEDS the base is a list of inputs (record_seed_at) and
  * iteration k runs the k-th, unmodified: the warm-up pass over a corpus runs
@@ -55,7 +57,7 @@
 #include "snapfuzz/prng.h"
 
 #define RECORD_MAGIC UINT64_C(0x3144524f43524653) /* "SFRCORD1" little-endian */
-#define RECORD_VERSION 5u
+#define RECORD_VERSION 6u
 
 #define RECORD_HEADER_SIZE 4096u
 #define RECORD_MAX_RERUNS 16u
@@ -115,6 +117,43 @@ static inline int record_seed_at(const uint8_t *list, size_t list_len, uint64_t 
         }
 }
 
+/* The inputs a fuzz batch mutates: its bases and partners as entries of
+ * the record's base and partner areas (one each for a batch without
+ * RECORD_F_PACKED). */
+#define RECORD_PACK_MAX 256u
+
+typedef struct RecordPack {
+        uint32_t n;
+        uint32_t off[RECORD_PACK_MAX];
+        uint32_t len[RECORD_PACK_MAX];
+} RecordPack;
+
+typedef struct RecordInputs {
+        const uint8_t *base_area;
+        const uint8_t *partner_area;
+        RecordPack bases;    /* at least one */
+        RecordPack partners; /* none when the batch has no partner */
+} RecordInputs;
+
+/* Chain @chain's base and partner (NULL and 0 when there is none). */
+static inline void record_inputs_chain(const RecordInputs *in, uint64_t chain, const uint8_t **base,
+                                       size_t *base_len, const uint8_t **partner,
+                                       size_t *partner_len)
+{
+        uint32_t nb = in->bases.n, np = in->partners.n;
+        uint32_t b = (uint32_t)(chain % nb);
+        *base = in->base_area + in->bases.off[b];
+        *base_len = in->bases.len[b];
+        if (np == 0) {
+                *partner = NULL;
+                *partner_len = 0;
+                return;
+        }
+        uint32_t p = (uint32_t)((chain + chain / nb + 1) % np);
+        *partner = in->partner_area + in->partners.off[p];
+        *partner_len = in->partners.len[p];
+}
+
 typedef enum RecordRunnerState {
         RECORD_RUNNER_IDLE = 0,
         RECORD_RUNNER_STARTING = 1, /* forked, sandbox not yet in place */
@@ -146,6 +185,12 @@ typedef struct RecordExecNote {
 #define RECORD_F_CUSTOM_MUTATOR 1u
 #define RECORD_F_CUSTOM_CROSSOVER 2u
 #define RECORD_F_CUSTOM (RECORD_F_CUSTOM_MUTATOR | RECORD_F_CUSTOM_CROSSOVER)
+/* A fuzz batch whose base and partner areas are lists (record_seed_at's
+ * format) of up to RECORD_PACK_MAX inputs each: chain c mutates base entry
+ * c mod nb and crosses over with partner entry (c + c / nb + 1) mod np
+ * (record_inputs_chain), so one runner spreads its batch over many corpus
+ * entries. Without it the areas hold one input each. */
+#define RECORD_F_PACKED 4u
 
 typedef struct RecordHeader {
         uint64_t magic;
@@ -418,18 +463,24 @@ void record_begin_batch(void *region, const RecordLayout *l, uint64_t batch_id, 
  * for none) and seals the description again. */
 void record_set_mutation(void *region, uint32_t len_limit, const uint8_t *weights);
 
-/* The longest input a mutation of this batch may make: the len_limit, but
- * never less than the base (a long corpus entry is not cut) nor more than
- * max_len. Runner and replay both use this. */
-static inline size_t record_mutation_max_len(const RecordHeader *h, const RecordLayout *l)
+/* The longest input a mutation of a chain whose base is @base_len long may
+ * make: the len_limit, but never less than the base (a long corpus entry is
+ * not cut) nor more than max_len. Runner and replay both use this. */
+static inline size_t record_mutation_max_len(const RecordHeader *h, const RecordLayout *l,
+                                             size_t base_len)
 {
         size_t lim = h->len_limit;
         if (lim == 0 || lim > l->max_len)
                 lim = l->max_len;
-        if (lim < h->base_len)
-                lim = h->base_len;
+        if (lim < base_len)
+                lim = base_len;
         return lim;
 }
+
+/* Reads the batch's bases and partners out of the region into @ret.
+ * Returns 0, or -1 when a RECORD_F_PACKED list is malformed, empty, holds
+ * more than RECORD_PACK_MAX entries or an entry longer than max_len. */
+int record_inputs(const void *region, const RecordLayout *l, RecordInputs *ret);
 /* Worker side, after record_begin_batch: sets the batch's RECORD_F_* flags
  * and seals the description again. */
 void record_set_flags(void *region, uint32_t flags);
