@@ -54,14 +54,19 @@
 #define COORD_CHAIN_LEN 4
 /* Executions a fuzz batch gives each corpus entry it mutates (pack_bases). */
 #define COORD_EXECS_PER_BASE 1024
-/* How long a fuzz batch lasts: COORD_BATCH_MS, and COORD_BATCH_MS_PER_WORKER
- * times the workers beyond that, so the coordinator handles at most some
- * 400 batches a second however many workers there are. A batch's finds
- * are scheduled only once it ends, and each batch costs a fork and a
- * seccomp filter: 20 ms keeps new entries waiting little, and the set-up
- * small next to it (bench/results/pack-2026-11-21.md). */
-#define COORD_BATCH_MS 20
+/* How long a fuzz batch lasts (batch_ms). A batch's finds are scheduled
+ * only once it ends, so short is better: COORD_BATCH_MS (with pack_bases,
+ * 12-16% more branches of expat and libxml2 at 2 minutes than 300 ms
+ * batches of one entry; bench/results/pack-2026-11-21.md). Each batch costs a fork, a seccomp
+ * filter and an exit, and on a core shared with the coordinator its corpus writes: a worker whose
+ * batches cost more than COORD_BATCH_MS / COORD_OVERHEAD_SHARE beyond their
+ * loop (a large target's page tables, say) gets longer ones. And the
+ * coordinator handles at most some 400 batches a second:
+ * COORD_BATCH_MS_PER_WORKER per worker. */
+#define COORD_BATCH_MS 20.0
+#define COORD_OVERHEAD_SHARE 5.0
 #define COORD_BATCH_MS_PER_WORKER 2.5
+#define COORD_MAX_BATCH_MS 1000.0
 #define COORD_MIN_ITERS 64
 #define COORD_MAX_ITERS (1u << 20)
 
@@ -77,7 +82,8 @@ typedef struct Slot {
         uint32_t base_finds[RECORD_PACK_MAX];
         unsigned n_bases;
         uint64_t iters;
-        double rate; /* executions per millisecond, from the last batch */
+        double rate;        /* executions per millisecond, from the last batch */
+        double overhead_ms; /* what a batch costs beyond its loop (decaying mean) */
         int64_t busy_since;
         unsigned restarts;
 } Slot;
@@ -179,6 +185,8 @@ static double rusage_seconds(int who)
                (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+static double batch_ms(const Coordinator *c, const Slot *s);
+
 static int write_stats(Coordinator *c, const char *status)
 {
         double secs = (double)(clock_now_ms() - c->start_ms) / 1000.0;
@@ -196,6 +204,12 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "features", c->cov ? (double)c->cov->features : 0);
         cJSON_AddNumberToObject(j, "counters", c->cov ? (double)c->cov->counters : 0);
         cJSON_AddNumberToObject(j, "corpus", c->corpus ? (double)corpus_size(c->corpus) : 0);
+        /* Fuzz batches: their length, and what each cost beyond its loop
+         * (fork, sandbox, exit), as the first worker last measured them. */
+        if (c->n_slots && c->slots) {
+                cJSON_AddNumberToObject(j, "batch_ms", batch_ms(c, &c->slots[0]));
+                cJSON_AddNumberToObject(j, "batch_overhead_ms", c->slots[0].overhead_ms);
+        }
         if (c->corpus && !c->legacy_schedule) {
                 cJSON_AddNumberToObject(j, "corpus_active", (double)corpus_active_count(c->corpus));
                 cJSON_AddNumberToObject(j, "corpus_favored",
@@ -563,7 +577,12 @@ static void worker_event(Coordinator *c, Slot *s, cJSON *m)
                 c->execs += count;
                 s->busy = false;
                 if (!s->seed_batch && count > 0)
-                        s->rate = (double)count / (ms > 1 ? ms : 1);
+                        s->rate = (double)count / (ms > 0.01 ? ms : 0.01);
+                double loop_ms = msg_num(m, "loop_ms", 0);
+                if (!s->seed_batch && loop_ms > 0 && ms >= loop_ms)
+                        s->overhead_ms = s->overhead_ms > 0
+                                             ? 0.8 * s->overhead_ms + 0.2 * (ms - loop_ms)
+                                             : ms - loop_ms;
                 if (!s->seed_batch) {
                         const RecordHeader *h = record_header(wproc_region(s->w));
                         mutsched_batch_done(&c->mutsched, h, count, h->new_features);
@@ -708,6 +727,16 @@ static void seeds_requeue(Coordinator *c, Slot *s, uint64_t count)
         c->seed_redo[c->n_seed_redo++] = (SeedRange){s->seed_lo + (size_t)count, s->seed_hi};
 }
 
+static double batch_ms(const Coordinator *c, const Slot *s)
+{
+        double ms = COORD_BATCH_MS;
+        if (ms < COORD_BATCH_MS_PER_WORKER * c->n_slots)
+                ms = COORD_BATCH_MS_PER_WORKER * c->n_slots;
+        if (ms < COORD_OVERHEAD_SHARE * s->overhead_ms)
+                ms = COORD_OVERHEAD_SHARE * s->overhead_ms;
+        return ms < COORD_MAX_BATCH_MS ? ms : COORD_MAX_BATCH_MS;
+}
+
 /* Appends @len bytes to a list (record_seed_at's format) of @cap bytes
  * filled to *@used; false when they do not fit. */
 static bool pack_put(uint8_t *list, size_t cap, size_t *used, const uint8_t *data, size_t len)
@@ -834,10 +863,7 @@ static void dispatch_one(Coordinator *c, Slot *s)
                         size_t p = prng_below(&c->rng, (uint32_t)n);
                         b.partner = corpus_get(c->corpus, p, &b.partner_len);
                 }
-                double ms = COORD_BATCH_MS_PER_WORKER * c->n_slots;
-                if (ms < COORD_BATCH_MS)
-                        ms = COORD_BATCH_MS;
-                double want = s->rate > 0 ? s->rate * ms : 256;
+                double want = s->rate > 0 ? s->rate * batch_ms(c, s) : 256;
                 if (want < COORD_MIN_ITERS)
                         want = COORD_MIN_ITERS;
                 if (want > COORD_MAX_ITERS)

@@ -519,7 +519,7 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         if (leak_check)
                 sandbox_supervisor_allow_leak_check(sup);
 
-        int64_t started = clock_now_ms();
+        int64_t started = clock_now_ms(), started_ns = clock_now_ns();
         int close_fds[] = {w->cmd_fd, w->evt_fd, w->shm_fd, w->cov_fd, out_pipe[0]};
         RunnerArgs ra = {
             .region = w->region,
@@ -626,7 +626,7 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                 (void)worker_drain_output(w, out_fd);
         close(out_pipe[0]);
 
-        int64_t elapsed = clock_now_ms() - started;
+        double elapsed = (double)(clock_now_ns() - started_ns) / 1e6;
         RecordFinds *finds = record_finds(w->region, &w->layout);
         uint32_t n_finds = __atomic_load_n(&finds->used, __ATOMIC_ACQUIRE);
         if (n_finds > RECORD_FINDS_SLOTS)
@@ -649,7 +649,9 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         cJSON_AddNumberToObject(m, "iters", (double)h->iters);
         cJSON_AddNumberToObject(m, "finds", n_finds);
         cJSON_AddNumberToObject(m, "new_features", (double)h->new_features);
-        cJSON_AddNumberToObject(m, "elapsed_ms", (double)elapsed);
+        cJSON_AddNumberToObject(m, "elapsed_ms", elapsed);
+        if (clean)
+                cJSON_AddNumberToObject(m, "loop_ms", (double)h->loop_ns / 1e6);
         if (!clean) {
                 cJSON_AddStringToObject(m, "reason", kill_reason_str(kill_reason));
                 if (WIFSIGNALED(status)) {

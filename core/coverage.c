@@ -197,6 +197,15 @@ static inline size_t scan_word(CoverageShared *s, uint8_t *c, size_t idx)
         return found;
 }
 
+static inline bool block_is_zero(const uint8_t *p)
+{
+        typedef uint64_t Block __attribute__((vector_size(64), aligned(1)));
+        Block b;
+        memcpy(&b, p, 64);
+        uint64_t w = b[0] | b[1] | b[2] | b[3] | b[4] | b[5] | b[6] | b[7];
+        return w == 0;
+}
+
 size_t coverage_scan(CoverageShared *s)
 {
         size_t found = 0;
@@ -208,16 +217,18 @@ size_t coverage_scan(CoverageShared *s)
                 size_t i = 0;
 
                 /* Most of a large target's counters are zero after any one
-                 * execution: a 64-byte block is skipped with one OR of its
-                 * eight words. */
+                 * execution: a 64-byte block is skipped with one test of
+                 * its eight words ORed together (kept in registers: the
+                 * words are loaded again only for a block that has hits). */
                 for (; i + 64 <= len; i += 64) {
-                        uint64_t w[8];
-                        memcpy(w, c + i, 64);
-                        if (!(w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]))
+                        if (block_is_zero(c + i))
                                 continue;
-                        for (unsigned k = 0; k < 8; k++)
-                                if (w[k])
+                        for (unsigned k = 0; k < 8; k++) {
+                                uint64_t w;
+                                memcpy(&w, c + i + 8 * k, 8);
+                                if (w)
                                         found += scan_word(s, c + i + 8 * k, base + i + 8 * k);
+                        }
                 }
                 for (; i + 8 <= len; i += 8) {
                         uint64_t w;

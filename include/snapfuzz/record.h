@@ -231,6 +231,11 @@ typedef struct RecordHeader {
          * (history replay). */
         uint32_t cmp_gens;
         uint32_t pad3;
+        /* How long the runner's loop and feature pass took, written when
+         * they end: what the
+         * batch cost beyond it (fork, sandbox, exit) sets how long the
+         * coordinator makes batches. Not part of the replay record. */
+        uint64_t loop_ns;
 
         /* Which iterations run, set by the worker before the fork. They do
          * not change any input's bytes (so they are outside desc_check):
