@@ -65,6 +65,8 @@ static cJSON *record_json(const void *region, const RecordLayout *l)
                         snprintf(hex + 2 * i, 3, "%02x", h->op_weights[i]);
                 cJSON_AddNumberToObject(j, "len_limit", h->len_limit);
                 cJSON_AddStringToObject(j, "op_weights", hex);
+                /* A batch over a list of corpus entries (RECORD_F_PACKED). */
+                cJSON_AddBoolToObject(j, "packed", (h->flags & RECORD_F_PACKED) != 0);
         }
         /* Its mutations called the target's (so the target rebuilds them). */
         if (h->flags & RECORD_F_CUSTOM_MUTATOR)
@@ -84,6 +86,18 @@ static cJSON *record_json(const void *region, const RecordLayout *l)
                         /* The comparison table the chain's mutations read
                          * (0: none); its entries are in the record. */
                         cJSON_AddNumberToObject(slot, "cmp_gen", (double)s->cmp_gen);
+                        /* The corpus entry the chain mutated: its file in
+                         * OUT/corpus is named by this hash. */
+                        static RecordInputs in;
+                        if (record_inputs(region, l, &in) == 0) {
+                                const uint8_t *base, *partner;
+                                size_t base_len, partner_len;
+                                record_inputs_chain(&in, chain, &base, &base_len, &partner,
+                                                    &partner_len);
+                                cJSON_AddNumberToObject(slot, "base", (double)(chain % in.bases.n));
+                                sha1_hex(base, base_len, sha);
+                                cJSON_AddStringToObject(slot, "base_sha1", sha);
+                        }
                 }
         }
         return j;

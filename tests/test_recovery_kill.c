@@ -122,6 +122,18 @@ static Outcome one_trial(const char *target, int trial, unsigned *rng)
                 cr_expect(cJSON_IsNumber(lim) && lim->valuedouble >= 4, "%s", record);
                 cr_expect(cJSON_IsString(w) && strlen(w->valuestring) == 2 * MUTATOR_WEIGHTS, "%s",
                           record);
+                /* The chain's base is a corpus entry, named in OUT/corpus
+                 * by its hash (this run has no seeds, so every entry was
+                 * written there, long before the kill was stored). */
+                cJSON *chain = cJSON_GetObjectItem(rj, "chain");
+                const char *sha = cJSON_GetStringValue(cJSON_GetObjectItem(chain, "base_sha1"));
+                cr_assert_not_null(sha, "%s", record);
+                if (cJSON_IsTrue(cJSON_GetObjectItem(rj, "packed"))) {
+                        char entry[700];
+                        snprintf(entry, sizeof(entry), "%s/corpus/%s", out, sha);
+                        cr_expect_eq(access(entry, F_OK), 0, "the chain's base %s is in the corpus",
+                                     sha);
+                }
         }
         /* A run of the custom variant must have mutated with it. */
         bool custom = strstr(target, "custom") != NULL;
