@@ -57,12 +57,13 @@
 /* How long a fuzz batch lasts (batch_ms). A batch's finds are scheduled
  * only once it ends, so short is better: COORD_BATCH_MS (with pack_bases,
  * 12-16% more branches of expat and libxml2 at 2 minutes than 300 ms
- * batches of one entry; bench/results/pack-2026-11-21.md). Each batch costs a fork, a seccomp
- * filter and an exit, and on a core shared with the coordinator its corpus writes: a worker whose
- * batches cost more than COORD_BATCH_MS / COORD_OVERHEAD_SHARE beyond their
- * loop (a large target's page tables, say) gets longer ones. And the
- * coordinator handles at most some 400 batches a second:
- * COORD_BATCH_MS_PER_WORKER per worker. */
+ * batches of one entry; bench/results/pack-2026-11-21.md). Each batch
+ * costs a fork, a seccomp filter and an exit, and on a core shared with
+ * the coordinator its corpus writes: a worker whose batches cost more than
+ * COORD_BATCH_MS / COORD_OVERHEAD_SHARE beyond their loop (a large
+ * target's page tables, say) gets longer ones. And the coordinator handles
+ * at most some 400 batches a second: COORD_BATCH_MS_PER_WORKER per
+ * worker. */
 #define COORD_BATCH_MS 20.0
 #define COORD_OVERHEAD_SHARE 5.0
 #define COORD_BATCH_MS_PER_WORKER 2.5
@@ -760,10 +761,10 @@ static bool pack_put(uint8_t *list, size_t cap, size_t *used, const uint8_t *dat
  * thousands would mostly wait its turn. So the batch mutates a list of
  * entries, each picked by energy for about COORD_EXECS_PER_BASE executions
  * (as many as the record's base area holds), and as many crossover
- * partners, picked uniformly (RECORD_F_PACKED). A batch too short for two bases, or whose
- * first pick fills the area alone, mutates one entry as before. Both lists
- * go into the record (wproc_send_batch), so the batch replays whatever was
- * chosen.
+ * partners, picked uniformly (RECORD_F_PACKED). A batch too short for two
+ * bases, or whose first pick fills the area alone, mutates one entry as
+ * before. Both lists go into the record (wproc_send_batch), so the batch
+ * replays whatever was chosen.
  */
 static void pack_bases(Coordinator *c, Slot *s, WprocBatch *b)
 {
