@@ -32,6 +32,7 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,10 @@
 #include "snapfuzz/mutator.h"
 
 #include "snapfuzz/banned.h"
+
+/* glibc's ceiling for its dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX
+ * on 64-bit). */
+#define RUNNER_MMAP_THRESHOLD (32 * 1024 * 1024)
 
 static RecordHeader *runner_header;
 static RecordDeath *runner_death;
@@ -474,6 +479,15 @@ void runner_main(const RunnerArgs *a)
                         _exit(RUNNER_EXIT_SETUP);
                 custom = &cm;
         }
+
+        /* A long-lived process's malloc settles: glibc raises its mmap
+         * threshold to the largest block freed, and keeps that much at the
+         * top of its heap, so a target that allocates a big buffer per
+         * input stops faulting in fresh pages. A runner lives 20 ms and
+         * would start over each time: begin where it would settle.
+         * (AddressSanitizer's allocator ignores this.) */
+        mallopt(M_MMAP_THRESHOLD, RUNNER_MMAP_THRESHOLD);
+        mallopt(M_TRIM_THRESHOLD, 2 * RUNNER_MMAP_THRESHOLD);
 
         /* Whatever the target's initialization touched is not coverage of
          * any input. */
