@@ -836,17 +836,9 @@ static void dispatch_one(Coordinator *c, Slot *s)
                 /* Every seed comes back with its features in a find slot,
                  * so a batch runs at most as many as there are slots. */
                 while (next < seed_hi && next - seed_lo < RECORD_FINDS_SLOTS &&
-                       used + 4 + c->seeds[next].len <= c->layout.max_len) {
-                        CorpusSeed *sd = &c->seeds[next++];
-                        uint32_t n = (uint32_t)sd->len;
-                        uint8_t *p = c->seed_pack + used;
-                        p[0] = (uint8_t)n;
-                        p[1] = (uint8_t)(n >> 8);
-                        p[2] = (uint8_t)(n >> 16);
-                        p[3] = (uint8_t)(n >> 24);
-                        if (n)
-                                memcpy(p + 4, sd->data, n);
-                        used += 4 + n;
+                       pack_put(c->seed_pack, c->layout.max_len, &used, c->seeds[next].data,
+                                c->seeds[next].len)) {
+                        next++;
                         b.iters++;
                 }
                 seeds_take(c, next);

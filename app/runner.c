@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "app/runner.h"
+#include "core/clock.h"
 #include "core/cmplog.h"
 #include "recovery/replay.h"
 #include "snapfuzz/mutator.h"
@@ -294,13 +295,6 @@ static void runner_push_find(void *region, const RecordLayout *l, const uint8_t 
         __atomic_store_n(&f->used, used + 1, __ATOMIC_RELEASE);
 }
 
-static uint64_t runner_now_ns(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* After the loop, each find runs once more and every feature it reaches is
  * written next to it, for the coordinator's scheduling (core/corpus.h).
  * This costs one execution per find and nothing in the loop. It runs after
@@ -332,9 +326,9 @@ static void runner_find_features(const RunnerArgs *a, RecordHeader *h, uint8_t *
                 __atomic_store_n(&h->count, s->iteration, __ATOMIC_RELAXED);
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
                 cmplog_mode = cmplog_value_profile;
-                uint64_t t0 = runner_now_ns();
+                uint64_t t0 = (uint64_t)clock_now_ns();
                 (void)a->test(data, len);
-                uint64_t t1 = runner_now_ns();
+                uint64_t t1 = (uint64_t)clock_now_ns();
                 cmplog_mode = 0;
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
 
@@ -511,7 +505,7 @@ void runner_main(const RunnerArgs *a)
         int record_cmps = 0;
         int full = 0;
 
-        const uint64_t loop_start = runner_now_ns();
+        const uint64_t loop_start = (uint64_t)clock_now_ns();
         for (uint64_t k = 1; k <= iters; k++) {
                 if (fuzz) {
                         uint64_t idx = k - 1;
@@ -607,7 +601,7 @@ void runner_main(const RunnerArgs *a)
                 runner_find_features(a, h, write_end, exec_end);
         /* The feature pass counts as loop: it grows with the finds, not
          * with the number of batches. */
-        h->loop_ns = runner_now_ns() - loop_start;
+        h->loop_ns = (uint64_t)clock_now_ns() - loop_start;
         h->runner_state = full ? RECORD_RUNNER_FULL : RECORD_RUNNER_DONE;
         _exit(RUNNER_EXIT_DONE);
 }

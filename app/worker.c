@@ -519,7 +519,7 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         if (leak_check)
                 sandbox_supervisor_allow_leak_check(sup);
 
-        int64_t started = clock_now_ms(), started_ns = clock_now_ns();
+        int64_t started_ns = clock_now_ns(), started = started_ns / 1000000;
         int close_fds[] = {w->cmd_fd, w->evt_fd, w->shm_fd, w->cov_fd, out_pipe[0]};
         RunnerArgs ra = {
             .region = w->region,

@@ -1,7 +1,7 @@
 /*
- * Monotonic milliseconds: one clock for every timeout and latency figure, and
- * the same in every process of a run (the coordinator stamps a death, the
- * recovery helper measures from it).
+ * Monotonic time, in nanoseconds or milliseconds: one clock for every
+ * timeout and latency figure, and the same in every process of a run (the
+ * coordinator stamps a death, the recovery helper measures from it).
  */
 #pragma once
 
@@ -17,7 +17,5 @@ static inline int64_t clock_now_ns(void)
 
 static inline int64_t clock_now_ms(void)
 {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        return clock_now_ns() / 1000000;
 }

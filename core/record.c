@@ -139,21 +139,20 @@ static int record_pack(const uint8_t *area, size_t area_len, bool packed, size_t
                 ret->n = 1;
                 return 0;
         }
-        size_t off = 0;
-        while (off < area_len) {
-                if (ret->n == RECORD_PACK_MAX || area_len - off < 4)
+        /* The entries must fill the area exactly. */
+        size_t cursor = 0, end = 0;
+        uint64_t at = 1;
+        const uint8_t *entry;
+        uint32_t n;
+        for (uint64_t k = 1; record_seed_at(area, area_len, k, &cursor, &at, &entry, &n) == 0;
+             k++) {
+                if (ret->n == RECORD_PACK_MAX || n > max_len)
                         return -1;
-                const uint8_t *p = area + off;
-                uint32_t n = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                             (uint32_t)p[3] << 24;
-                if (n > area_len - off - 4 || n > max_len)
-                        return -1;
-                ret->off[ret->n] = (uint32_t)(off + 4);
-                ret->len[ret->n] = n;
-                ret->n++;
-                off += 4 + (size_t)n;
+                ret->off[ret->n] = (uint32_t)(entry - area);
+                ret->len[ret->n++] = n;
+                end = (size_t)(entry - area) + n;
         }
-        return 0;
+        return end == area_len ? 0 : -1;
 }
 
 int record_inputs(const void *region, const RecordLayout *l, RecordInputs *ret)

@@ -232,9 +232,9 @@ typedef struct RecordHeader {
         uint32_t cmp_gens;
         uint32_t pad3;
         /* How long the runner's loop and feature pass took, written when
-         * they end: what the
-         * batch cost beyond it (fork, sandbox, exit) sets how long the
-         * coordinator makes batches. Not part of the replay record. */
+         * they end: what the batch cost beyond that (fork, sandbox, exit)
+         * sets how long the coordinator makes batches. Not part of the
+         * replay record. */
         uint64_t loop_ns;
 
         /* Which iterations run, set by the worker before the fork. They do
