@@ -17,10 +17,10 @@
  * at the guilty instruction, which the fault handler reports as
  * overwrite-input; nothing is compared after each execution.
  *
- * After the loop, each input that found new coverage (and each seed) runs
- * once more so that all its features are written next to it for the
- * coordinator's scheduling (runner_find_features); the loop pays nothing
- * for it.
+ * Each input that found new coverage (and each seed) runs once more, at
+ * once, so that all its features are written next to it for the
+ * coordinator's scheduling (runner_find_features); that second run is part
+ * of the history recovery replays.
  *
  * Fatal signals are caught on an alternate stack (so a stack overflow is
  * caught too) with SA_RESETHAND: the handler writes the death area of the
@@ -295,52 +295,37 @@ static void runner_push_find(void *region, const RecordLayout *l, const uint8_t 
         __atomic_store_n(&f->used, used + 1, __ATOMIC_RELEASE);
 }
 
-/* After the loop, each find runs once more and every feature it reaches is
- * written next to it, for the coordinator's scheduling (core/corpus.h).
- * This costs one execution per find and nothing in the loop. It runs after
- * the loop so that the loop's history, which recovery replays for a
- * state-dependent crash, stays exactly what it was; while a find runs
- * again, count names that find's iteration, so a death here is recovered as
- * the input that was running (from the batch's seed when its chain's slot
- * has been reused since, recovery/replay.c). */
-static void runner_find_features(const RunnerArgs *a, RecordHeader *h, uint8_t *write_end,
-                                 const uint8_t *exec_end)
+/* A find runs once more, at once, and every feature it reaches is written
+ * next to it for the coordinator's scheduling (core/corpus.h): the scan
+ * that found it zeroed the counters as it read them. The second run is part
+ * of the runner's history (noted in the reruns list before it happens, as a
+ * leak suspect's is), so a history replay runs it too and a crash that
+ * depends on it is rebuilt like any other; count still names the find's
+ * iteration. One execution per find, nothing per iteration. */
+static void runner_find_features(const RunnerArgs *a, RecordHeader *h, const uint8_t *data,
+                                 size_t len, uint64_t k)
 {
-        void *region = a->region;
-        const RecordLayout *l = a->layout;
-        uint32_t used = record_finds(region, l)->used;
-        uint64_t last = h->count;
+        uint32_t used = record_finds(a->region, a->layout)->used;
+        RecordFindFeatures *ff = record_find_features(a->region, a->layout, used - 1);
+        size_t n = 0;
 
-        if (used > RECORD_FINDS_SLOTS)
-                used = RECORD_FINDS_SLOTS;
+        h->reruns[h->n_reruns++] = k; /* history, before it happens */
         coverage_clear();
-        for (uint32_t i = 0; i < used; i++) {
-                RecordFindSlot *s = record_find_slot(region, l, i);
-                RecordFindFeatures *ff = record_find_features(region, l, i);
-                size_t len = s->len, n = 0;
-                memcpy(write_end - len, (const uint8_t *)(s + 1), len);
-                const uint8_t *data = exec_end - len;
-                if (h->flags & RECORD_F_CUSTOM)
-                        record_exec_note(h, s->iteration, data, len);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        cmplog_mode = cmplog_value_profile;
+        uint64_t t0 = (uint64_t)clock_now_ns();
+        (void)a->test(data, len);
+        uint64_t t1 = (uint64_t)clock_now_ns();
+        cmplog_mode = 0;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
 
-                __atomic_store_n(&h->count, s->iteration, __ATOMIC_RELAXED);
-                __atomic_signal_fence(__ATOMIC_SEQ_CST);
-                cmplog_mode = cmplog_value_profile;
-                uint64_t t0 = (uint64_t)clock_now_ns();
-                (void)a->test(data, len);
-                uint64_t t1 = (uint64_t)clock_now_ns();
-                cmplog_mode = 0;
-                __atomic_signal_fence(__ATOMIC_SEQ_CST);
-
-                (void)coverage_collect(a->coverage, ff->id, RECORD_FIND_FEATURES, &n);
-                ff->n = (uint32_t)(n < RECORD_FIND_FEATURES ? n : RECORD_FIND_FEATURES);
-                ff->exec_ns = t1 - t0;
-                __atomic_store_n(&ff->complete,
-                                 n <= RECORD_FIND_FEATURES ? RECORD_FEATURES_COMPLETE
-                                                           : RECORD_FEATURES_TRUNCATED,
-                                 __ATOMIC_RELEASE);
-        }
-        __atomic_store_n(&h->count, last, __ATOMIC_RELAXED);
+        (void)coverage_collect(a->coverage, ff->id, RECORD_FIND_FEATURES, &n);
+        ff->n = (uint32_t)(n < RECORD_FIND_FEATURES ? n : RECORD_FIND_FEATURES);
+        ff->exec_ns = t1 - t0;
+        __atomic_store_n(&ff->complete,
+                         n <= RECORD_FIND_FEATURES ? RECORD_FEATURES_COMPLETE
+                                                   : RECORD_FEATURES_TRUNCATED,
+                         __ATOMIC_RELEASE);
 }
 
 /* One step of a batch made with the target's custom mutator. What the
@@ -438,7 +423,7 @@ void runner_main(const RunnerArgs *a)
         const int replaying = (h->batch_flags & RECORD_BATCH_REPLAY) != 0;
         int watch_leaks =
             !replaying && (h->batch_flags & RECORD_BATCH_LEAK_WATCH) && runner_leak_check;
-        uint32_t next_rerun = 0;
+        uint32_t next_rerun = 0, leak_reruns = 0;
         if (!replaying)
                 h->n_reruns = 0;
         else if (h->n_reruns > RECORD_MAX_RERUNS)
@@ -552,7 +537,7 @@ void runner_main(const RunnerArgs *a)
                 cmplog_mode = 0;
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
                 int suspect = watch_leaks && runner_mallocs - mallocs > runner_frees - frees;
-                if (__builtin_expect(suspect, 0) && h->n_reruns == RECORD_MAX_RERUNS) {
+                if (__builtin_expect(suspect, 0) && leak_reruns == RECORD_LEAK_RERUNS) {
                         /* The history has no room for more: stop watching. */
                         watch_leaks = 0;
                         suspect = 0;
@@ -560,15 +545,16 @@ void runner_main(const RunnerArgs *a)
                 if (__builtin_expect(replaying && next_rerun < h->n_reruns, 0)) {
                         while (next_rerun < h->n_reruns && h->reruns[next_rerun] < k)
                                 next_rerun++;
-                        if (next_rerun < h->n_reruns && h->reruns[next_rerun] == k) {
-                                next_rerun++;
+                        /* A find that was also a leak suspect ran three times. */
+                        for (; next_rerun < h->n_reruns && h->reruns[next_rerun] == k; next_rerun++)
                                 (void)a->test(data, len);
-                        }
                 }
                 if (rc == TARGET_REJECT) {
                         coverage_clear();
-                        if (__builtin_expect(suspect, 0))
+                        if (__builtin_expect(suspect, 0)) {
+                                leak_reruns++;
                                 runner_leak_rerun(h, a->test, data, len, k);
+                        }
                         continue;
                 }
                 size_t nf = coverage_scan(a->coverage);
@@ -583,13 +569,16 @@ void runner_main(const RunnerArgs *a)
                                 for (uint32_t ops = trace.ops; ops; ops &= ops - 1)
                                         op_found[__builtin_ctz(ops)]++;
                         }
+                        runner_find_features(a, h, data, len, k);
                         if (record_finds(region, l)->used >= RECORD_FINDS_SLOTS) {
                                 full = 1;
                                 break;
                         }
                 }
-                if (__builtin_expect(suspect, 0))
+                if (__builtin_expect(suspect, 0)) {
+                        leak_reruns++;
                         runner_leak_rerun(h, a->test, data, len, k);
+                }
         }
         /* LeakSanitizer prints its report to stderr, the worker's pipe. */
         if (check_leaks && runner_leak_check()) {
@@ -597,10 +586,6 @@ void runner_main(const RunnerArgs *a)
                 _exit(RUNNER_EXIT_LEAK);
         }
         runner_flush_op_stats(h, &trace, op_found);
-        if (collect)
-                runner_find_features(a, h, write_end, exec_end);
-        /* The feature pass counts as loop: it grows with the finds, not
-         * with the number of batches. */
         h->loop_ns = (uint64_t)clock_now_ns() - loop_start;
         h->runner_state = full ? RECORD_RUNNER_FULL : RECORD_RUNNER_DONE;
         _exit(RUNNER_EXIT_DONE);

@@ -73,6 +73,13 @@ static cJSON *record_json(const void *region, const RecordLayout *l)
                 cJSON_AddBoolToObject(j, "custom_mutator", 1);
         if (h->flags & RECORD_F_CUSTOM_CROSSOVER)
                 cJSON_AddBoolToObject(j, "custom_crossover", 1);
+        /* Iterations the runner ran again right after their first run (a
+         * find, for its features; a leak suspect): part of its history. */
+        if (h->n_reruns) {
+                cJSON *list = cJSON_AddArrayToObject(j, "reruns");
+                for (uint32_t i = 0; list && i < h->n_reruns && i < RECORD_MAX_RERUNS; i++)
+                        cJSON_AddItemToArray(list, cJSON_CreateNumber((double)h->reruns[i]));
+        }
         if (h->mode == RECORD_MODE_FUZZ && h->count) {
                 uint64_t chain = (h->count - 1) / h->chain_len;
                 const RecordChainSlot *s = &h->slot[chain & 1];
@@ -189,6 +196,16 @@ static bool helper_history_crashes(Helper *hp, const void *job, uint64_t first,
         return same;
 }
 
+/* How many more times the runner ran iteration @k right after its first
+ * run (a find's second run, a leak suspect's). */
+static unsigned reruns_of(const RecordHeader *h, uint64_t k)
+{
+        unsigned n = 0;
+        for (uint32_t i = 0; i < h->n_reruns && i < RECORD_MAX_RERUNS; i++)
+                n += h->reruns[i] == k;
+        return n;
+}
+
 /* A crash that the last input alone does not reproduce may need what ran
  * before it in the same runner (a table that fills up, a leaked counter).
  * The runner's whole history since its fork is a function of the record,
@@ -204,8 +221,15 @@ static uint64_t helper_find_history(Helper *hp, const void *job, const Classific
         *ret_probes = 1;
         if (!helper_history_crashes(hp, job, 1, want, ret_died))
                 return 0;
-        /* crash(lo) holds, crash(hi) does not (hi is the input alone). */
+        /* crash(lo) holds, crash(hi) does not (hi is the input alone, or
+         * with the runs again that followed it: tried first, as the
+         * shortest history there is). */
         uint64_t lo = 1, hi = h->count;
+        if (hi > 1 && reruns_of(h, hi)) {
+                (*ret_probes)++;
+                if (helper_history_crashes(hp, job, hi, want, ret_died))
+                        return hi;
+        }
         while (hi - lo > 1 && *ret_probes < HELPER_HISTORY_PROBES && clock_now_ms() < deadline) {
                 uint64_t mid = lo + (hi - lo) / 2;
                 (*ret_probes)++;
@@ -238,21 +262,26 @@ static int sequence_add(SequenceFiles *s, const char *name, const uint8_t *data,
         return 0;
 }
 
-/* One file per iteration, in order; an iteration the runner ran twice (a
- * leak suspect's second run) is there twice ("-again" sorts right after). */
+/* One file per execution, in order; an iteration the runner ran again is
+ * there again ("-again", "-again2" sort right after it). */
 static int sequence_collect(void *ctx, uint64_t k, const uint8_t *data, size_t len)
 {
         SequenceFiles *s = ctx;
-        char name[32];
+        char name[40];
         snprintf(name, sizeof(name), "sequence/%08llu", (unsigned long long)k);
         if (sequence_add(s, name, data, len))
                 return 1;
-        for (uint32_t i = 0; i < s->job->n_reruns && i < RECORD_MAX_RERUNS; i++)
-                if (s->job->reruns[i] == k) {
+        unsigned again = reruns_of(s->job, k);
+        for (unsigned i = 1; i <= again; i++) {
+                if (i == 1)
                         snprintf(name, sizeof(name), "sequence/%08llu-again",
                                  (unsigned long long)k);
-                        return sequence_add(s, name, data, len);
-                }
+                else
+                        snprintf(name, sizeof(name), "sequence/%08llu-again%u",
+                                 (unsigned long long)k, i);
+                if (sequence_add(s, name, data, len))
+                        return 1;
+        }
         return 0;
 }
 
@@ -402,7 +431,8 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         uint64_t history_first = 0;
         unsigned history_probes = 0;
         if (!reproduced && c.is_crash && strcmp(c.kind, "killed") != 0 &&
-            (jh->mode == RECORD_MODE_FUZZ || jh->mode == RECORD_MODE_SEEDS) && jh->count > 1) {
+            (jh->mode == RECORD_MODE_FUZZ || jh->mode == RECORD_MODE_SEEDS) &&
+            (jh->count > 1 || reruns_of(jh, jh->count))) {
                 history_first = helper_find_history(hp, job, &c, &verify, &history_probes);
                 if (history_first) {
                         reproduced = true;
@@ -465,16 +495,22 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         CrashFile *files = NULL;
         size_t n_files = 0;
         if (history_first) {
-                uint64_t n = jh->count - history_first + 1;
+                uint64_t n = jh->count - history_first + 1, runs = n;
+                for (uint64_t k = history_first; k <= jh->count; k++)
+                        runs += reruns_of(jh, k);
                 cJSON *st = cJSON_AddObjectToObject(report, "state_dependent");
                 cJSON_AddNumberToObject(st, "first", (double)history_first);
                 cJSON_AddNumberToObject(st, "last", (double)jh->count);
                 cJSON_AddNumberToObject(st, "length", (double)n);
+                /* Target calls: an input the runner ran again counts twice. */
+                cJSON_AddNumberToObject(st, "executions", (double)runs);
                 cJSON_AddNumberToObject(st, "probes", history_probes);
                 cJSON_AddStringToObject(st, "how",
                                         "the last input alone does not crash; the inputs of "
-                                        "iterations first..last, run in order in one runner, do. "
-                                        "'record' replays them; sequence/ holds them as files.");
+                                        "iterations first..last, run in order in one runner, do "
+                                        "(those in record.reruns run again right after "
+                                        "themselves). 'record' replays them; sequence/ holds "
+                                        "them as files.");
                 /* The record replays the sequence; the inputs themselves are
                  * kept as files too when there are not too many. */
                 size_t cap = n <= HELPER_SEQUENCE_FILES ? (size_t)n : 0;

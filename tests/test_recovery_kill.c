@@ -114,6 +114,20 @@ static Outcome one_trial(const char *target, int trial, unsigned *rng)
         char *record = sf_crash_field(out, id, "record");
         cJSON *rj = cJSON_Parse(record);
         uint64_t count = (uint64_t)cJSON_GetObjectItem(rj, "iteration")->valuedouble;
+        /* The recorder numbers target calls; a runner calls the target
+         * again right after some iterations (each find, for its features),
+         * and the record lists those. The kill landed in call `call`, or in
+         * one of the reruns of `count` that follow it. */
+        uint64_t call = count, again = 0;
+        const cJSON *rr;
+        cJSON_ArrayForEach(rr, cJSON_GetObjectItem(rj, "reruns"))
+        {
+                uint64_t k = (uint64_t)rr->valuedouble;
+                call += k < count;
+                again += k == count;
+        }
+        if (snap.n > call && snap.n <= call + again)
+                call = snap.n;
         if (strcmp(cJSON_GetObjectItem(rj, "mode")->valuestring, "fuzz") == 0) {
                 /* The batch's length limit and operator weights are part
                  * of its replay, so the crash's record shows them. */
@@ -150,15 +164,16 @@ static Outcome one_trial(const char *target, int trial, unsigned *rng)
         cr_assert_not_null(input);
 
         Outcome o = INCONCLUSIVE;
-        const RecorderSlot *s = &snap.ring[count % RECORDER_RING];
+        const RecorderSlot *s = &snap.ring[call % RECORDER_RING];
         if (getenv("SF_KILL_DEBUG"))
                 fprintf(stderr,
-                        "trial %d: victim %d count %lu | shm pid %ld n %lu | slot pid %ld n %lu "
+                        "trial %d: victim %d count %lu call %lu | shm pid %ld n %lu | slot pid %ld "
+                        "n %lu "
                         "seq %lu len %lu | recovered %zu\n",
-                        trial, (int)victim, (unsigned long)count, (long)snap.pid,
-                        (unsigned long)snap.n, (long)s->pid, (unsigned long)s->n,
+                        trial, (int)victim, (unsigned long)count, (unsigned long)call,
+                        (long)snap.pid, (unsigned long)snap.n, (long)s->pid, (unsigned long)s->n,
                         (unsigned long)s->seq, (unsigned long)s->len, len);
-        if (s->pid == victim && s->n == count && (s->seq & 1) == 0) {
+        if (s->pid == victim && s->n == call && (s->seq & 1) == 0) {
                 size_t cmp = s->len < RECORDER_MAX_DATA ? s->len : RECORDER_MAX_DATA;
                 o = (s->len == len && memcmp(s->data, input, cmp) == 0) ? MATCH : MISMATCH;
                 if (o == MISMATCH)

@@ -57,15 +57,18 @@
 #include "snapfuzz/prng.h"
 
 #define RECORD_MAGIC UINT64_C(0x3144524f43524653) /* "SFRCORD1" little-endian */
-#define RECORD_VERSION 6u
+#define RECORD_VERSION 7u
 
 #define RECORD_HEADER_SIZE 4096u
-#define RECORD_MAX_RERUNS 16u
 #define RECORD_DEATH_OFFSET RECORD_HEADER_SIZE
 #define RECORD_DEATH_SIZE 4096u
 #define RECORD_TABLE_BYTES (64u * 1024u)
 #define RECORD_MAX_FRAMES 48u
 #define RECORD_FINDS_SLOTS 64u
+/* Iterations a runner runs twice: each find (for its features), and at
+ * most RECORD_LEAK_RERUNS leak suspects. */
+#define RECORD_LEAK_RERUNS 16u
+#define RECORD_MAX_RERUNS (RECORD_FINDS_SLOTS + RECORD_LEAK_RERUNS)
 #define RECORD_TOKEN_SLOTS 64u
 /* Tables a batch can freeze: the runner freezes at chains 1, 2, 4, 8, ...,
  * so 24 outlast any batch the coordinator sends (at most 2^20 iterations). */
@@ -231,8 +234,8 @@ typedef struct RecordHeader {
          * (history replay). */
         uint32_t cmp_gens;
         uint32_t pad3;
-        /* How long the runner's loop and feature pass took, written when
-         * they end: what the batch cost beyond that (fork, sandbox, exit)
+        /* How long the runner's loop took (its finds' second runs
+         * included), written when it ends: what the batch cost beyond that (fork, sandbox, exit)
          * sets how long the coordinator makes batches. Not part of the
          * replay record. */
         uint64_t loop_ns;
@@ -257,12 +260,14 @@ typedef struct RecordHeader {
          * tell a rebuilt input from one that a custom mutator that is not
          * deterministic made differently. */
         RecordExecNote exec[2];
-        /* Iterations the runner executed twice in a row (a leak suspect's
-         * second run, RECORD_BATCH_LEAK_WATCH), each noted before its second
-         * run: part of the runner's history. A fuzzing runner writes them
-         * (and stops watching when the list is full); for a history replay
-         * the worker writes the dead runner's list, and the runner runs
-         * exactly those iterations twice. */
+        /* Iterations the runner executed again right after their first run
+         * (a find's second run, for its features; a leak suspect's,
+         * RECORD_BATCH_LEAK_WATCH), each noted before it happens, in order:
+         * part of the runner's history. An iteration listed twice ran three
+         * times. A fuzzing runner writes them (and stops watching leaks
+         * after RECORD_LEAK_RERUNS); for a history replay the worker writes
+         * the dead runner's list, and the runner runs exactly those
+         * iterations again. */
         uint32_t n_reruns;
         uint32_t pad4;
         uint64_t reruns[RECORD_MAX_RERUNS];
@@ -364,7 +369,7 @@ typedef struct RecordTokens {
 } RecordTokens;
 
 /* The coverage features of find slot i, for the coordinator's scheduling:
- * written by the runner after its loop, when it runs each find once more
+ * written by the runner right after the find, when it runs it once more
  * and reads every (counter, hit-count bucket) the input reaches. A feature
  * id is counter * 8 + the bucket's bit (0..7). Not part of the replay
  * record; `complete` is set last, and a slot whose runner died before it
