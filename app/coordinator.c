@@ -141,6 +141,8 @@ typedef struct Coordinator {
          * (max_len bytes each). */
         uint8_t *seed_pack;
         uint8_t *partner_pack;
+        RecordBaseBest pack_best; /* what a fuzz batch's bases are the best for */
+        uint64_t reduced;         /* inputs handed back as a shorter form of their base */
 
         uint64_t execs, dispatched, batch_ids;
         uint64_t events; /* messages read from workers */
@@ -217,6 +219,8 @@ static int write_stats(Coordinator *c, const char *status)
                                         (double)corpus_favored_count(c->corpus));
         }
         cJSON_AddStringToObject(j, "schedule", c->legacy_schedule ? "legacy" : "energy");
+        /* Inputs that took a corpus entry's exact path in fewer bytes. */
+        cJSON_AddNumberToObject(j, "corpus_reduced", (double)c->reduced);
         cJSON_AddNumberToObject(j, "autodict", c->dicts ? (double)dicts_auto_count(c->dicts) : 0);
         cJSON_AddNumberToObject(j, "runner_deaths", (double)c->deaths);
         cJSON_AddNumberToObject(j, "crashes", (double)c->stored);
@@ -427,17 +431,28 @@ static void take_finds(Coordinator *c, Slot *s)
                 /* A seed that found nothing new is there for its features:
                  * it joins the schedule, it is not written to OUT/corpus. */
                 bool known = fs->flags & RECORD_FIND_F_KNOWN;
+                /* A shorter form of its base (same path): an entry, not a
+                 * find of the base's. */
+                bool smaller = fs->flags & RECORD_FIND_F_SMALLER;
+                size_t base = SIZE_MAX;
                 if (!known && !s->seed_batch && s->n_bases && fs->iteration > 0)
+                        base = s->bases[(fs->iteration - 1) / COORD_CHAIN_LEN % s->n_bases];
+                if (base != SIZE_MAX && !smaller)
                         s->base_finds[(fs->iteration - 1) / COORD_CHAIN_LEN % s->n_bases]++;
-                if (known && c->legacy_schedule)
+                if ((known || smaller) && c->legacy_schedule)
                         continue;
                 const uint8_t *data = (const uint8_t *)(fs + 1);
                 int r = corpus_add(c->corpus, data, fs->len, false);
                 uint32_t complete = __atomic_load_n(&ff->complete, __ATOMIC_ACQUIRE);
-                if (r == 1 && !c->legacy_schedule && ff->n <= RECORD_FIND_FEATURES &&
-                    (complete == RECORD_FEATURES_COMPLETE ||
-                     complete == RECORD_FEATURES_TRUNCATED) &&
-                    corpus_set_features(c->corpus, corpus_size(c->corpus) - 1, ff->id, ff->n,
+                size_t i_new = corpus_size(c->corpus) - 1;
+                bool features =
+                    complete == RECORD_FEATURES_COMPLETE || complete == RECORD_FEATURES_TRUNCATED;
+                if (r == 1 && smaller && base != SIZE_MAX) {
+                        corpus_inherit(c->corpus, i_new, base);
+                        c->reduced++;
+                }
+                if (r == 1 && !c->legacy_schedule && ff->n <= RECORD_FIND_FEATURES && features &&
+                    corpus_set_features(c->corpus, i_new, ff->id, ff->n,
                                         complete == RECORD_FEATURES_COMPLETE, ff->exec_ns) < 0)
                         log_warn("out of memory: an input is scheduled without its features");
                 if (r == 1 && !known) {
@@ -779,6 +794,10 @@ static void pack_bases(Coordinator *c, Slot *s, WprocBatch *b)
         s->bases[0] = picks[0];
         s->base_finds[0] = 0;
         s->n_bases = 1;
+        c->pack_best.base[0].n = (uint32_t)corpus_best_features(
+            c->corpus, picks[0], c->pack_best.base[0].id, RECORD_BASE_BEST);
+        c->pack_best.n = 1;
+        b->base_best = &c->pack_best;
         if (want < 2 || !pack_put(c->seed_pack, c->layout.max_len, &used, data, b->base_len)) {
                 b->base = data;
                 size_t p = corpus_pick_partner(c->corpus, &c->rng);
@@ -791,8 +810,11 @@ static void pack_bases(Coordinator *c, Slot *s, WprocBatch *b)
                 if (!pack_put(c->seed_pack, c->layout.max_len, &used, data, len))
                         break;
                 s->base_finds[s->n_bases] = 0;
+                c->pack_best.base[s->n_bases].n = (uint32_t)corpus_best_features(
+                    c->corpus, i, c->pack_best.base[s->n_bases].id, RECORD_BASE_BEST);
                 s->bases[s->n_bases++] = i;
         }
+        c->pack_best.n = s->n_bases;
         b->base = c->seed_pack;
         b->base_len = used;
         used = 0;

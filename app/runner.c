@@ -483,6 +483,20 @@ void runner_main(const RunnerArgs *a)
         if (a->rebuild)
                 runner_rebuild(region, l, custom, a->rebuild, work);
 
+        /* Reductions: an input shorter than its chain's base that reaches
+         * every feature the base is the best input for, and nothing new,
+         * is handed back (RECORD_FIND_F_SMALLER), and then only a still
+         * shorter one; a load per such feature, for shorter inputs only. */
+        static uint32_t shortest[RECORD_PACK_MAX];
+        const RecordBaseBest *best = record_base_best(region, l);
+        if (!fuzz || !collect || best->n != inputs.bases.n)
+                best = NULL;
+        for (uint32_t j = 0; best && j < best->n; j++)
+                shortest[j] = inputs.bases.len[j];
+        const uint32_t *want = NULL;
+        uint32_t n_want = 0;
+        uint32_t *short_len = NULL;
+
         size_t len = base_len;
         memcpy(work, base, base_len);
         uint64_t added = 0;
@@ -506,6 +520,14 @@ void runner_main(const RunnerArgs *a)
                                                     &ctx.partner_len);
                                 memcpy(work, cb, len);
                                 mut_max = record_mutation_max_len(h, l, len);
+                                if (best) {
+                                        uint32_t j = (uint32_t)(chain % best->n);
+                                        want = best->base[j].id;
+                                        n_want = best->base[j].n <= RECORD_BASE_BEST
+                                                     ? best->base[j].n
+                                                     : 0;
+                                        short_len = n_want ? &shortest[j] : NULL;
+                                }
                         }
                         if (custom)
                                 len = runner_custom_step(h, custom, &ctx, &rng, work, len, mut_max,
@@ -557,14 +579,21 @@ void runner_main(const RunnerArgs *a)
                         }
                         continue;
                 }
+                int smaller = short_len && len < *short_len && coverage_reaches(want, n_want);
                 size_t nf = coverage_scan(a->coverage);
+                smaller = smaller && nf == 0;
                 /* Every seed is handed back, new coverage or not, so that
                  * its features are known (a resumed run rebuilds them). */
-                if (__builtin_expect(nf != 0 || !fuzz, 0) && collect) {
+                if (__builtin_expect(nf != 0 || !fuzz || smaller, 0) && collect) {
+                        uint32_t flags = nf        ? 0
+                                         : smaller ? RECORD_FIND_F_SMALLER
+                                                   : RECORD_FIND_F_KNOWN;
                         added += nf;
                         h->new_features = added;
-                        runner_push_find(region, l, work, len, k, nf ? 0 : RECORD_FIND_F_KNOWN);
-                        if (fuzz) {
+                        runner_push_find(region, l, work, len, k, flags);
+                        if (smaller) {
+                                *short_len = (uint32_t)len;
+                        } else if (fuzz) {
                                 cmplog_push_tokens(region, l, &trace);
                                 for (uint32_t ops = trace.ops; ops; ops &= ops - 1)
                                         op_found[__builtin_ctz(ops)]++;

@@ -62,6 +62,7 @@ struct Corpus {
         uint32_t *fval;  /* dense index + 1; 0 = empty */
         size_t n_fslots; /* a power of two */
         uint32_t *best;  /* per dense index: entry index + 1 */
+        uint32_t *fid;   /* per dense index: the feature's id */
         uint32_t *freq;  /* per dense index: active entries reaching it */
         uint8_t *mark;   /* per dense index: scratch */
         size_t n_feat, cap_feat;
@@ -119,6 +120,7 @@ void corpus_free(Corpus *c)
         free(c->fkey);
         free(c->fval);
         free(c->best);
+        free(c->fid);
         free(c->freq);
         free(c->mark);
         free(c->active);
@@ -233,6 +235,10 @@ static int grow_features(Corpus *c)
                 if (!b)
                         return -ENOMEM;
                 c->best = b;
+                uint32_t *id = realloc(c->fid, cap * sizeof(uint32_t));
+                if (!id)
+                        return -ENOMEM;
+                c->fid = id;
                 uint32_t *f = realloc(c->freq, cap * sizeof(uint32_t));
                 if (!f)
                         return -ENOMEM;
@@ -292,6 +298,7 @@ static int feature_intern(Corpus *c, uint32_t id, uint32_t *ret)
         c->fkey[k] = id;
         c->fval[k] = (uint32_t)(c->n_feat + 1);
         c->best[c->n_feat] = 0;
+        c->fid[c->n_feat] = id;
         *ret = (uint32_t)c->n_feat++;
         return 0;
 }
@@ -515,6 +522,31 @@ size_t corpus_pick_partner(Corpus *c, SfPrng *rng)
                         return i;
         }
         return prng_below(rng, (uint32_t)c->n);
+}
+
+size_t corpus_best_features(const Corpus *c, size_t i, uint32_t *ids, size_t cap)
+{
+        if (i >= c->n)
+                return 0;
+        const Entry *e = &c->entries[i];
+        if (e->known != ENTRY_FEATURES_COMPLETE || e->n_best == 0 || e->n_best > cap)
+                return 0;
+        size_t n = 0;
+        for (uint32_t k = 0; k < e->n_feat && n < cap; k++)
+                if (c->best[e->feat[k]] == i + 1)
+                        ids[n++] = c->fid[e->feat[k]];
+        return n;
+}
+
+void corpus_inherit(Corpus *c, size_t i, size_t from)
+{
+        if (i >= c->n || from >= c->n || i == from)
+                return;
+        Entry *e = &c->entries[i];
+        const Entry *f = &c->entries[from];
+        e->execs = f->execs;
+        e->batches = f->batches;
+        e->fruitless = f->fruitless;
 }
 
 void corpus_note_batch(Corpus *c, size_t i, uint64_t execs, uint64_t finds)

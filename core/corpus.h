@@ -70,6 +70,17 @@ size_t corpus_pick_partner(Corpus *c, SfPrng *rng);
  * inputs with new coverage. */
 void corpus_note_batch(Corpus *c, size_t i, uint64_t execs, uint64_t finds);
 
+/* The features entry @i is the best input for (ids, as the runner writes
+ * them), into @ids: what an input must reach to stand in for it (a
+ * reduction, RecordBaseKeys). Returns their number, or 0 when its features
+ * are not all known or it is the best for more than @cap. */
+size_t corpus_best_features(const Corpus *c, size_t i, uint32_t *ids, size_t cap);
+/* Entry @i reaches every feature entry @from is the best for, in fewer
+ * bytes (a reduction): it takes over @from's batch history, so that it is
+ * not picked as a new entry would be. (Its features, once set, supersede
+ * @from.) */
+void corpus_inherit(Corpus *c, size_t i, size_t from);
+
 bool corpus_is_active(Corpus *c, size_t i);
 bool corpus_is_favored(Corpus *c, size_t i);
 double corpus_energy(Corpus *c, size_t i);

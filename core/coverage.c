@@ -269,3 +269,22 @@ size_t coverage_collect(CoverageShared *s, uint32_t *ids, size_t cap, size_t *re
         *ret_n = n;
         return found;
 }
+
+bool coverage_reaches(const uint32_t *ids, size_t n)
+{
+        size_t r = 0;
+        for (size_t k = 0; k < n; k++) {
+                size_t idx = ids[k] >> 3;
+                /* The regions in order of offset: most lists are sorted. */
+                if (r >= n_regions || idx < regions[r].offset)
+                        r = 0;
+                while (r < n_regions && idx >= regions[r].offset + regions[r].len)
+                        r++;
+                if (r == n_regions || idx < regions[r].offset)
+                        return false;
+                uint8_t hits = regions[r].start[idx - regions[r].offset];
+                if (bucket_lut[hits] != 1u << (ids[k] & 7))
+                        return false;
+        }
+        return true;
+}

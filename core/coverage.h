@@ -12,6 +12,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +62,13 @@ size_t coverage_scan(CoverageShared *shared);
  * may exceed @cap) into *ret_n. Reads every counter one by one: for the
  * rare execution whose features are wanted, never for the loop. */
 size_t coverage_collect(CoverageShared *shared, uint32_t *ids, size_t cap, size_t *ret_n);
+
+/* Whether the counters as they stand (after an execution, before the
+ * scan zeroes them) reach every feature in @ids (counter * 8 + the
+ * bucket's bit, as coverage_collect writes them). A load per feature: the
+ * runner asks it of an input shorter than its base, for the base's few
+ * best features (a reduction). */
+bool coverage_reaches(const uint32_t *ids, size_t n);
 
 /* The bucket bit of a hit count (1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+). */
 uint8_t coverage_bucket(uint8_t hits);

@@ -39,8 +39,8 @@ int record_layout(size_t max_len, RecordLayout *ret)
         l.tokens_off =
             align_up(l.finds_off + sizeof(RecordFinds) + RECORD_FINDS_SLOTS * l.find_slot_size, 64);
         l.features_off = align_up(l.tokens_off + sizeof(RecordTokens), 64);
-        l.region_size =
-            align_up(l.features_off + RECORD_FINDS_SLOTS * sizeof(RecordFindFeatures), 4096);
+        l.best_off = align_up(l.features_off + RECORD_FINDS_SLOTS * sizeof(RecordFindFeatures), 64);
+        l.region_size = align_up(l.best_off + sizeof(RecordBaseBest), 4096);
         *ret = l;
         return 0;
 }

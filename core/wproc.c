@@ -378,6 +378,10 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
         if (b->cmp_gens)
                 memcpy(record_cmp(w->region, &w->layout, 1), b->cmp,
                        b->cmp_gens * sizeof(CmpTable));
+        RecordBaseBest *best = record_base_best(w->region, &w->layout);
+        best->n = b->base_best && b->base_best->n <= RECORD_PACK_MAX ? b->base_best->n : 0;
+        if (best->n)
+                memcpy(best->base, b->base_best->base, best->n * sizeof(best->base[0]));
 
         cJSON *m = msg_new("fuzz");
         if (!m)

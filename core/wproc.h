@@ -76,6 +76,8 @@ typedef struct WprocBatch {
         const uint8_t *partner;
         size_t partner_len;
         int packed; /* base and partner are lists of inputs (RECORD_F_PACKED) */
+        /* What the bases are the best input for (RecordBaseBest), or NULL. */
+        const RecordBaseBest *base_best;
         const uint8_t *table;
         size_t table_len;
         const CmpTable *cmp; /* comparison tables 1..cmp_gens, for a history replay */

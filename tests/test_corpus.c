@@ -256,3 +256,39 @@ Test(corpus, duplicates_are_stored_once_and_known_inputs_are_not_written)
         rmdir(dir);
         cr_expect_eq(files, 1, "only the persisted input is a file");
 }
+
+Test(corpus, a_shorter_form_takes_over_its_base_and_supersedes_it)
+{
+        Corpus *c = mem_corpus();
+        const uint32_t f[] = {3, 4, 5}, g[] = {9};
+        size_t base = add(c, 'b', 200, f, 3, 100, true);
+        size_t other = add(c, 'o', 10, g, 1, 100, true);
+        /* What an input must reach to stand in for the base. */
+        uint32_t ids[16];
+        cr_assert_eq(corpus_best_features(c, base, ids, 16), 3);
+        cr_expect(ids[0] == 3 && ids[1] == 4 && ids[2] == 5);
+        cr_expect_eq(corpus_best_features(c, base, ids, 2), 0, "more than the runner checks");
+        for (int k = 0; k < 20; k++)
+                corpus_note_batch(c, base, 100000, 0);
+        double tired = corpus_energy(c, base);
+
+        /* The runner hands back a 10-byte input that reaches them. */
+        uint8_t buf[10];
+        memset(buf, 's', sizeof(buf));
+        cr_assert_eq(corpus_add(c, buf, sizeof(buf), true), 1);
+        size_t shorter = corpus_size(c) - 1;
+        corpus_inherit(c, shorter, base);
+        cr_assert_eq(corpus_set_features(c, shorter, f, 3, true, 100), 0);
+        cr_expect_eq(corpus_best_features(c, base, ids, 16), 0, "the base is the best for none");
+        cr_expect_eq(corpus_best_features(c, shorter, ids, 16), 3);
+
+        cr_expect_not(corpus_is_active(c, base), "every feature has a shorter input now");
+        cr_expect(corpus_is_active(c, shorter));
+        /* Not picked as a new entry would be: it carries the base's 20
+         * fruitless batches (the same length and speed as `other`, which
+         * has none, it gets well under its energy). */
+        cr_expect_lt(corpus_energy(c, shorter), corpus_energy(c, other) / 4,
+                     "inherited %f, fresh %f (base was %f)", corpus_energy(c, shorter),
+                     corpus_energy(c, other), tired);
+        corpus_free(c);
+}

@@ -6,6 +6,7 @@
  * itself, and a blocked escape attempt.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,4 +246,59 @@ Test(integration, many_seeds_run_in_few_runners_and_the_crashing_one_is_found, .
         cr_expect(strstr(rec, want), "seed 151 in a list of %u: %s", RECORD_FINDS_SLOTS, rec);
         free(rec);
         free(in);
+}
+
+/* A seed whose tail the target never reads is reduced: inputs that reach
+ * what the seed was the best input for, in fewer bytes, join the corpus
+ * (and are written to OUT/corpus), each shorter than the last, down to a
+ * few bytes. */
+Test(integration, a_seed_with_a_tail_the_target_ignores_is_reduced, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char seeds[512], out[512], path[800];
+        snprintf(seeds, sizeof(seeds), "%s/seeds", dir);
+        snprintf(out, sizeof(out), "%s/out", dir);
+        cr_assert_eq(mkdir(seeds, 0755), 0);
+        snprintf(path, sizeof(path), "%s/long", seeds);
+        FILE *fp = fopen(path, "wb");
+        cr_assert_not_null(fp);
+        fputs("SNAP", fp);
+        for (int i = 0; i < 2000; i++)
+                fputc('x', fp);
+        fclose(fp);
+        SfRun r;
+        const char *args[] = {"run", sf_target("prefix"), seeds, "--out", out, "--workers",
+                              "1",   "--max-total-time",  "5",   NULL};
+        sf_run(&r, 60, args);
+        cr_assert_eq(r.exit_code, 0, "stderr:\n%s", r.err);
+        sf_run_free(&r);
+
+        snprintf(path, sizeof(path), "%s/stats.json", out);
+        size_t len;
+        char *stats = (char *)sf_read(path, &len);
+        cr_assert_not_null(stats);
+        const char *at = strstr(stats, "\"corpus_reduced\":");
+        cr_assert_not_null(at, "%s", stats);
+        long reduced = strtol(at + strlen("\"corpus_reduced\":"), NULL, 10);
+        cr_expect_geq(reduced, 1, "%s", stats);
+        free(stats);
+
+        /* The shortest input in OUT/corpus that starts like the seed. */
+        snprintf(path, sizeof(path), "%s/corpus", out);
+        DIR *d = opendir(path);
+        cr_assert_not_null(d);
+        size_t shortest = SIZE_MAX;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                char file[1100];
+                snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+                uint8_t *in = sf_read(file, &len);
+                if (in && len >= 4 && memcmp(in, "SNAP", 4) == 0 && len < shortest)
+                        shortest = len;
+                free(in);
+        }
+        closedir(d);
+        cr_expect_leq(shortest, 64, "the 2004-byte seed came down to %zu bytes", shortest);
 }

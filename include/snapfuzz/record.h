@@ -12,6 +12,7 @@
  *   layout.finds_off              RecordFinds + RECORD_FINDS_SLOTS slots
  *   layout.tokens_off             RecordTokens (for the automatic dictionary)
  *   layout.features_off           RecordFindFeatures per find slot (scheduling)
+ *   layout.best_off               RecordBaseBest (for reductions)
  *
  * Invariant: the bytes of the input executed at iteration k of a batch are a
  * deterministic function of the record alone (header, base, partner, table,
@@ -348,6 +349,10 @@ typedef struct RecordFinds {
 /* RecordFindSlot.flags: the input reached no new coverage; it is there
  * only so that its features are known (a seed, run as it is). */
 #define RECORD_FIND_F_KNOWN 1u
+/* The input reached no new coverage, but every feature the corpus entry
+ * its chain mutated is the best input for (RecordBaseBest), in fewer bytes:
+ * it can stand in for that entry (libFuzzer's -reduce_inputs). */
+#define RECORD_FIND_F_SMALLER 4u
 
 _Static_assert(sizeof(RecordFindSlot) == 16, "find slot layout");
 _Static_assert(sizeof(RecordFinds) == 64, "finds header layout");
@@ -383,6 +388,25 @@ typedef struct RecordFindFeatures {
         uint32_t id[RECORD_FIND_FEATURES];
 } RecordFindFeatures;
 
+/* What each base of a fuzz batch is the best input for (core/corpus.h):
+ * up to RECORD_BASE_BEST feature ids per base, in the order of the batch's
+ * list, written by the coordinator with the batch (n 0 for a base with more,
+ * or with features not all known). A mutated input shorter than its base
+ * that reaches all of them, and nothing new, is handed back
+ * (RECORD_FIND_F_SMALLER): it can stand in for the base, as libFuzzer's
+ * -reduce_inputs replaces an input. Not part of the replay record: it
+ * changes what is handed back, never what runs. */
+#define RECORD_BASE_BEST 16u
+
+typedef struct RecordBaseBest {
+        uint32_t n; /* bases described: the list's length, or 0 (a replay, a seed batch) */
+        uint32_t pad;
+        struct {
+                uint32_t n;
+                uint32_t id[RECORD_BASE_BEST];
+        } base[RECORD_PACK_MAX];
+} RecordBaseBest;
+
 #define RECORD_FEATURES_COMPLETE 0x46454154u  /* every feature of the input is in id[] */
 #define RECORD_FEATURES_TRUNCATED 0x5452554eu /* it reached more than id[] holds */
 
@@ -401,6 +425,7 @@ typedef struct RecordLayout {
         size_t find_slot_size;
         size_t tokens_off;
         size_t features_off; /* RECORD_FINDS_SLOTS RecordFindFeatures */
+        size_t best_off;     /* RecordBaseBest */
         size_t region_size;  /* the whole region, finds, tokens and features included */
 } RecordLayout;
 
@@ -441,6 +466,10 @@ static inline RecordFindFeatures *record_find_features(void *region, const Recor
                                                        size_t i)
 {
         return (RecordFindFeatures *)((uint8_t *)region + l->features_off) + i;
+}
+static inline RecordBaseBest *record_base_best(void *region, const RecordLayout *l)
+{
+        return (RecordBaseBest *)((uint8_t *)region + l->best_off);
 }
 static inline RecordFinds *record_finds(void *region, const RecordLayout *l)
 {
