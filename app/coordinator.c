@@ -51,9 +51,15 @@
 
 #include "snapfuzz/banned.h"
 
+/* The two below can be set at build time (-D...) for A/B runs
+ * (bench/real/one.sh). */
+#ifndef COORD_CHAIN_LEN
 #define COORD_CHAIN_LEN 4
+#endif
 /* Executions a fuzz batch gives each corpus entry it mutates (pack_bases). */
+#ifndef COORD_EXECS_PER_BASE
 #define COORD_EXECS_PER_BASE 1024
+#endif
 /* How long a fuzz batch lasts (batch_ms). A batch's finds are scheduled
  * only once it ends, so short is better: COORD_BATCH_MS (with pack_bases,
  * 12-16% more branches of expat and libxml2 at 2 minutes than 300 ms
@@ -138,7 +144,7 @@ typedef struct Coordinator {
         size_t n_seed_redo, cap_seed_redo;
         bool legacy_schedule; /* SNAPFUZZ_SCHEDULE=legacy: the scheduler before energy */
         /* The seed list of a warm-up batch, or a fuzz batch's bases
-         * (max_len bytes each). */
+         * (area_len bytes each). */
         uint8_t *seed_pack;
         uint8_t *partner_pack;
         RecordBaseBest pack_best; /* what a fuzz batch's bases are the best for */
@@ -798,7 +804,7 @@ static void pack_bases(Coordinator *c, Slot *s, WprocBatch *b)
             c->corpus, picks[0], c->pack_best.base[0].id, RECORD_BASE_BEST);
         c->pack_best.n = 1;
         b->base_best = &c->pack_best;
-        if (want < 2 || !pack_put(c->seed_pack, c->layout.max_len, &used, data, b->base_len)) {
+        if (want < 2 || !pack_put(c->seed_pack, c->layout.area_len, &used, data, b->base_len)) {
                 b->base = data;
                 size_t p = corpus_pick_partner(c->corpus, &c->rng);
                 b->partner = corpus_get(c->corpus, p, &b->partner_len);
@@ -807,7 +813,7 @@ static void pack_bases(Coordinator *c, Slot *s, WprocBatch *b)
         while (s->n_bases < want) {
                 size_t i = picks[s->n_bases];
                 data = corpus_get(c->corpus, i, &len);
-                if (!pack_put(c->seed_pack, c->layout.max_len, &used, data, len))
+                if (!pack_put(c->seed_pack, c->layout.area_len, &used, data, len))
                         break;
                 s->base_finds[s->n_bases] = 0;
                 c->pack_best.base[s->n_bases].n = (uint32_t)corpus_best_features(
@@ -821,7 +827,7 @@ static void pack_bases(Coordinator *c, Slot *s, WprocBatch *b)
         for (unsigned k = 0; k < s->n_bases; k++) {
                 size_t i = corpus_pick_partner(c->corpus, &c->rng);
                 data = corpus_get(c->corpus, i, &len);
-                if (!pack_put(c->partner_pack, c->layout.max_len, &used, data, len))
+                if (!pack_put(c->partner_pack, c->layout.area_len, &used, data, len))
                         break;
         }
         b->partner = c->partner_pack;
@@ -839,7 +845,7 @@ static void dispatch_one(Coordinator *c, Slot *s)
         s->n_bases = 0;
         if (seeds_left(c))
                 seeds_next(c, &seed_lo, &seed_hi);
-        if (seeds_left(c) && c->seeds[seed_lo].len + 4 > c->layout.max_len) {
+        if (seeds_left(c) && c->seeds[seed_lo].len + 4 > c->layout.area_len) {
                 /* A seed as long as the record's base runs alone. */
                 CorpusSeed *sd = &c->seeds[seed_lo];
                 seeds_take(c, seed_lo + 1);
@@ -858,7 +864,7 @@ static void dispatch_one(Coordinator *c, Slot *s)
                 /* Every seed comes back with its features in a find slot,
                  * so a batch runs at most as many as there are slots. */
                 while (next < seed_hi && next - seed_lo < RECORD_FINDS_SLOTS &&
-                       pack_put(c->seed_pack, c->layout.max_len, &used, c->seeds[next].data,
+                       pack_put(c->seed_pack, c->layout.area_len, &used, c->seeds[next].data,
                                 c->seeds[next].len)) {
                         next++;
                         b.iters++;
@@ -1273,8 +1279,8 @@ int coordinator_run(RunConfig *cfg)
                 log_error("--max-len %zu is out of range", cfg->max_len);
                 return SF_EXIT_USAGE;
         }
-        c.seed_pack = malloc(c.layout.max_len);
-        c.partner_pack = malloc(c.layout.max_len);
+        c.seed_pack = malloc(c.layout.area_len);
+        c.partner_pack = malloc(c.layout.area_len);
         if (!c.seed_pack || !c.partner_pack)
                 return SF_EXIT_INTERNAL;
         size_t longest_seed = 0;

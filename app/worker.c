@@ -417,8 +417,8 @@ static int worker_begin_batch(Worker *w, const cJSON *cmd)
                           : strcmp(mode_s, "seeds") == 0 ? RECORD_MODE_SEEDS
                                                          : RECORD_MODE_FUZZ;
 
-        if (iters == 0 || base_len < 0 || (uint64_t)base_len > w->layout.max_len ||
-            partner_len < 0 || (uint64_t)partner_len > w->layout.max_len || table_len < 0 ||
+        if (iters == 0 || base_len < 0 || (uint64_t)base_len > w->layout.area_len ||
+            partner_len < 0 || (uint64_t)partner_len > w->layout.area_len || table_len < 0 ||
             table_len > RECORD_TABLE_BYTES || chain_len <= 0 || chain_len > 1024) {
                 worker_send_error(w, "protocol", "bad batch parameters");
                 return -EPROTO;

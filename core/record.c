@@ -27,9 +27,10 @@ int record_layout(size_t max_len, RecordLayout *ret)
         if (max_len == 0 || max_len > RECORD_MAX_LEN_LIMIT)
                 return -EINVAL;
         l.max_len = max_len;
+        l.area_len = max_len > RECORD_AREA_MIN ? max_len : RECORD_AREA_MIN;
         l.base_off = RECORD_DEATH_OFFSET + RECORD_DEATH_SIZE;
-        l.partner_off = l.base_off + align_up(max_len, 64);
-        l.table_off = l.partner_off + align_up(max_len, 64);
+        l.partner_off = l.base_off + align_up(l.area_len, 64);
+        l.table_off = l.partner_off + align_up(l.area_len, 64);
         /* The runner makes base, partner and table read-only and keeps
          * writing the comparison tables, so those start on a page. */
         l.cmp_off = align_up(l.table_off + RECORD_TABLE_BYTES, 4096);
@@ -134,6 +135,9 @@ static int record_pack(const uint8_t *area, size_t area_len, bool packed, size_t
 {
         ret->n = 0;
         if (!packed) {
+                /* One input: no longer than max_len, as any input. */
+                if (area_len > max_len)
+                        return -1;
                 ret->off[0] = 0;
                 ret->len[0] = (uint32_t)area_len;
                 ret->n = 1;
@@ -238,7 +242,8 @@ RecordProblem record_validate(const void *region, const RecordLayout *l)
                 return RECORD_BAD_DESC;
         if (h->mutator_version != MUTATOR_VERSION)
                 return RECORD_BAD_VERSION;
-        if (h->max_len != l->max_len || h->base_len > l->max_len || h->partner_len > l->max_len ||
+        if (h->max_len != l->max_len || h->base_len > l->area_len || h->partner_len > l->area_len ||
+            (h->mode == RECORD_MODE_EXEC && h->base_len > l->max_len) ||
             h->table_len > RECORD_TABLE_BYTES || h->chain_len == 0 ||
             (h->mode != RECORD_MODE_EXEC && h->mode != RECORD_MODE_FUZZ &&
              h->mode != RECORD_MODE_SEEDS))

@@ -365,7 +365,7 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
 {
         char seed[24];
 
-        if (b->base_len > w->layout.max_len || b->partner_len > w->layout.max_len ||
+        if (b->base_len > w->layout.area_len || b->partner_len > w->layout.area_len ||
             b->table_len > RECORD_TABLE_BYTES || b->cmp_gens > RECORD_CMP_TABLES ||
             (b->cmp_gens && !b->cmp))
                 return -EINVAL;

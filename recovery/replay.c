@@ -122,8 +122,10 @@ static int replay_from_seed(const void *region, const RecordLayout *l, const Cus
                 return r;
         if (h->mode == RECORD_MODE_SEEDS)
                 return replay_seed(region, l, k, ret, ret_len);
-        memcpy(ret, base, h->base_len);
-        len = h->base_len;
+        /* A packed list is longer than an input: each chain starts from
+         * its own entry. */
+        len = h->base_len <= l->max_len ? h->base_len : 0;
+        memcpy(ret, base, len);
         if (h->mode == RECORD_MODE_FUZZ) {
                 static RecordInputs in;
                 RecordCmpIndex ix;
@@ -274,7 +276,7 @@ int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint
         replay_ctx(region, l, &mctx, &dict, &plan);
         size_t mut_max = l->max_len;
         prng_seed(&rng, h->seed, h->batch_id);
-        size_t len = h->base_len;
+        size_t len = h->base_len <= l->max_len ? h->base_len : 0;
         memcpy(buf, base, len);
         for (uint64_t k = 1; k <= last; k++) {
                 if (h->mode == RECORD_MODE_SEEDS) {

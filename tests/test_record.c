@@ -31,8 +31,12 @@ Test(record, layout_is_fixed_and_page_aligned)
         cr_expect_eq(offsetof(RecordHeader, slot), 136);
         cr_expect_eq(offsetof(RecordHeader, cmp_gens), 232);
         cr_expect_eq(l.base_off, RECORD_HEADER_SIZE + RECORD_DEATH_SIZE);
-        cr_expect_eq(l.partner_off, l.base_off + 4096);
-        cr_expect_eq(l.table_off, l.partner_off + 4096);
+        cr_expect_eq(l.area_len, RECORD_AREA_MIN, "a list of bases is not bounded by max_len");
+        cr_expect_eq(l.partner_off, l.base_off + RECORD_AREA_MIN);
+        cr_expect_eq(l.table_off, l.partner_off + RECORD_AREA_MIN);
+        RecordLayout big;
+        cr_assert_eq(record_layout(1u << 20, &big), 0);
+        cr_expect_eq(big.area_len, 1u << 20, "an area holds at least one input");
         cr_expect_eq(l.cmp_off % 4096, 0, "the runner protects everything before cmp_off");
         cr_expect_geq(l.cmp_off, l.table_off + RECORD_TABLE_BYTES);
         cr_expect_eq(l.record_size % 4096, 0);
@@ -347,6 +351,43 @@ Test(record, a_packed_batch_spreads_its_chains_over_its_bases_and_replays_exactl
                 free_inputs(in2, lens, k);
                 free(r2);
         }
+        free(region);
+}
+
+/* The bases of a packed batch together may be longer than max_len (each
+ * one is not): the whole list is there, and every input replays; a single
+ * base longer than max_len is refused. */
+Test(record, a_list_of_bases_longer_than_max_len_replays_exactly)
+{
+        RecordLayout l;
+        const uint64_t iters = 200;
+        void *region = region_new(64, &l);
+        uint8_t buf[64];
+        size_t len, *lens;
+
+        const char *bases[] = {A40, B40, C40 "c"};
+        const char *partners[] = {"pppppppp", "qqqqqqqqqqqq"};
+        uint32_t bl = pack(record_base(region, &l), bases, 3);
+        uint32_t pl = pack(record_partner(region, &l), partners, 2);
+        record_begin_batch(region, &l, 78, RECORD_MODE_FUZZ, iters, 0xbadc0ffee, 4, bl, pl, 0);
+        record_set_flags(region, RECORD_F_PACKED);
+        cr_assert_gt(bl, 64, "the list is longer than an input");
+        uint8_t **inputs = emulate(region, &l, iters, true, STOP_AFTER_LAST, &lens);
+        cr_assert_eq(record_validate(region, &l), RECORD_OK);
+        for (uint64_t k = 1; k <= iters; k++) {
+                cr_assert_leq(lens[k], 64);
+                cr_assert_eq(replay_input_from_seed(region, &l, k, buf, &len), 0);
+                expect_same(buf, len, inputs[k], lens[k], k);
+        }
+        free_inputs(inputs, lens, iters);
+
+        /* The same bytes as one input: longer than max_len, refused. */
+        record_set_flags(region, 0);
+        cr_expect_eq(record_validate(region, &l), RECORD_BAD_DESC);
+        cr_expect_lt(replay_input_from_seed(region, &l, 1, buf, &len), 0);
+        RecordHeader *h = record_header(region);
+        record_begin_batch(region, &l, 79, RECORD_MODE_EXEC, 1, 1, 1, h->base_len, 0, 0);
+        cr_expect_eq(record_validate(region, &l), RECORD_BAD_DESC);
         free(region);
 }
 

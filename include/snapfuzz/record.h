@@ -5,8 +5,8 @@
  *
  *   offset 0                      RecordHeader   (RECORD_HEADER_SIZE)
  *   RECORD_DEATH_OFFSET           RecordDeath    (RECORD_DEATH_SIZE)
- *   layout.base_off               base input     (max_len, 64-aligned)
- *   layout.partner_off            crossover input(max_len, 64-aligned)
+ *   layout.base_off               base input or list (area_len, 64-aligned)
+ *   layout.partner_off            crossover input or list (area_len, 64-aligned)
  *   layout.table_off              mutation table (RECORD_TABLE_BYTES)
  *   layout.cmp_off                RECORD_CMP_TABLES frozen comparison tables
  *   layout.finds_off              RecordFinds + RECORD_FINDS_SLOTS slots
@@ -58,7 +58,7 @@
 #include "snapfuzz/prng.h"
 
 #define RECORD_MAGIC UINT64_C(0x3144524f43524653) /* "SFRCORD1" little-endian */
-#define RECORD_VERSION 7u
+#define RECORD_VERSION 8u
 
 #define RECORD_HEADER_SIZE 4096u
 #define RECORD_DEATH_OFFSET RECORD_HEADER_SIZE
@@ -414,8 +414,15 @@ _Static_assert(sizeof(RecordToken) == 8 + RECORD_TOKEN_MAX, "token layout");
 _Static_assert(offsetof(RecordTokens, token) == 64, "tokens header layout");
 
 /* Where each part of a worker's region lives, for a given max_len. */
+/* The base and partner areas hold at least this much, whatever max_len:
+ * a fuzz batch's list of bases (RECORD_F_PACKED) is picked by energy, and
+ * an area of max_len would drop every pick after the first that does not
+ * fit, the long entries first. */
+#define RECORD_AREA_MIN (64u * 1024u)
+
 typedef struct RecordLayout {
         size_t max_len;
+        size_t area_len; /* capacity of the base and partner areas: max(max_len, RECORD_AREA_MIN) */
         size_t base_off;
         size_t partner_off;
         size_t table_off;
