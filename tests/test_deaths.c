@@ -118,8 +118,12 @@ static void run_leak_target(const char *target, char *out, const char *what, con
 {
         snprintf(out, 512, "%s/out", sf_tmpdir());
         SfRun r;
-        const char *args[] = {"run", sf_target(target), "--out", out, "--workers", "1", what,
-                              value, "--detect-leaks",  leaks,   NULL};
+        /* Each minimization trial of a leak runs LeakSanitizer's check
+         * (some 40 ms): the default 1 s budget can run out on a loaded
+         * machine before the input is down to its byte. */
+        const char *args[] = {
+            "run", sf_target(target), "--out", out, "--workers", "1", what, value, "--detect-leaks",
+            leaks, "--minimize-time", "60",    NULL};
         sf_run(&r, 200, args);
         cr_assert_eq(r.exit_code, want_exit, "%s: exit %d:\n%s", target, r.exit_code, r.err);
         sf_run_free(&r);
