@@ -56,9 +56,13 @@
 #ifndef COORD_CHAIN_LEN
 #define COORD_CHAIN_LEN 4
 #endif
-/* Executions a fuzz batch gives each corpus entry it mutates (pack_bases). */
+/* Executions a fuzz batch gives each corpus entry it mutates (pack_bases):
+ * 256 rather than 1024 spreads a batch over four times as many entries; on
+ * expat, 10 min: 3038 branches against 3000 (one run each, seed 1), and
+ * 3004, 3009 against 2954-3003 before the 64 KiB areas
+ * (bench/results/pack-2026-11-21.md). */
 #ifndef COORD_EXECS_PER_BASE
-#define COORD_EXECS_PER_BASE 1024
+#define COORD_EXECS_PER_BASE 256
 #endif
 /* How long a fuzz batch lasts (batch_ms). A batch's finds are scheduled
  * only once it ends, so short is better: COORD_BATCH_MS (with pack_bases,
