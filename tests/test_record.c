@@ -298,15 +298,24 @@ static uint32_t pack(uint8_t *area, const char *const *items, size_t n)
 #define B40 "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
 #define C40 "CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC"
 
-static void seal_packed(void *region, const RecordLayout *l, uint32_t chain_len, uint64_t iters)
+/* A packed fuzz batch over three bases and two partners; returns the
+ * length of the list of bases. */
+static uint32_t seal_list(void *region, const RecordLayout *l, const char *const *bases,
+                          uint32_t chain_len, uint64_t iters)
 {
-        const char *bases[] = {A40, B40 B40, C40 "c"};
         const char *partners[] = {"pppppppp", "qqqqqqqqqqqq"};
         uint32_t bl = pack(record_base(region, l), bases, 3);
         uint32_t pl = pack(record_partner(region, l), partners, 2);
         record_begin_batch(region, l, 78, RECORD_MODE_FUZZ, iters, 0xbadc0ffee, chain_len, bl, pl,
                            0);
         record_set_flags(region, RECORD_F_PACKED);
+        return bl;
+}
+
+static void seal_packed(void *region, const RecordLayout *l, uint32_t chain_len, uint64_t iters)
+{
+        const char *bases[] = {A40, B40 B40, C40 "c"};
+        seal_list(region, l, bases, chain_len, iters);
 }
 
 /* A batch over a list of corpus entries (RECORD_F_PACKED): chain c mutates
@@ -366,12 +375,8 @@ Test(record, a_list_of_bases_longer_than_max_len_replays_exactly)
         size_t len, *lens;
 
         const char *bases[] = {A40, B40, C40 "c"};
-        const char *partners[] = {"pppppppp", "qqqqqqqqqqqq"};
-        uint32_t bl = pack(record_base(region, &l), bases, 3);
-        uint32_t pl = pack(record_partner(region, &l), partners, 2);
-        record_begin_batch(region, &l, 78, RECORD_MODE_FUZZ, iters, 0xbadc0ffee, 4, bl, pl, 0);
-        record_set_flags(region, RECORD_F_PACKED);
-        cr_assert_gt(bl, 64, "the list is longer than an input");
+        cr_assert_gt(seal_list(region, &l, bases, 4, iters), 64,
+                     "the list is longer than an input");
         uint8_t **inputs = emulate(region, &l, iters, true, STOP_AFTER_LAST, &lens);
         cr_assert_eq(record_validate(region, &l), RECORD_OK);
         for (uint64_t k = 1; k <= iters; k++) {
