@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,48 +40,49 @@ int fs_fsync_dir(int dirfd)
         return fsync(dirfd) < 0 ? -errno : 0;
 }
 
-int fs_write_atomic_file(int dirfd, const char *name, const void *data, size_t len)
+int fs_write_tmp(int dirfd, const char *name, const void *data, size_t len, bool sync, char *tmp,
+                 size_t tmp_size)
 {
         /* Atomic: the coordinator's corpus writer thread and its main
          * thread both write files. */
         static unsigned long counter;
-        char tmp[512];
         int r, fd;
 
         if (strchr(name, '/'))
                 return -EINVAL;
-        r = snprintf(tmp, sizeof(tmp), FS_TMP_PREFIX "%s.%ld.%lu", name, (long)getpid(),
+        r = snprintf(tmp, tmp_size, FS_TMP_PREFIX "%s.%ld.%lu", name, (long)getpid(),
                      __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-        if (r < 0 || (size_t)r >= sizeof(tmp))
+        if (r < 0 || (size_t)r >= tmp_size)
                 return -ENAMETOOLONG;
 
         fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd < 0)
                 return -errno;
         r = fs_write_all(fd, data, len);
+        if (r == 0 && sync && fsync(fd) < 0)
+                r = -errno;
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
         if (r < 0)
-                goto err_unlink;
-        if (fsync(fd) < 0) {
-                r = -errno;
-                goto err_unlink;
-        }
-        if (close(fd) < 0) {
-                fd = -1;
-                r = -errno;
-                goto err_unlink;
-        }
-        fd = -1;
+                unlinkat(dirfd, tmp, 0);
+        return r;
+}
+
+int fs_commit_tmp(int dirfd, const char *tmp, const char *name)
+{
         if (renameat(dirfd, tmp, dirfd, name) < 0) {
-                r = -errno;
-                goto err_unlink;
+                int r = -errno;
+                unlinkat(dirfd, tmp, 0);
+                return r;
         }
         return 0;
+}
 
-err_unlink:
-        if (fd >= 0)
-                close(fd);
-        unlinkat(dirfd, tmp, 0);
-        return r;
+int fs_write_atomic_file(int dirfd, const char *name, const void *data, size_t len)
+{
+        char tmp[FS_TMP_NAME_MAX];
+        int r = fs_write_tmp(dirfd, name, data, len, true, tmp, sizeof(tmp));
+        return r < 0 ? r : fs_commit_tmp(dirfd, tmp, name);
 }
 
 int fs_write_atomic(int dirfd, const char *name, const void *data, size_t len)

@@ -7,11 +7,14 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #define FS_TMP_PREFIX ".tmp."
+/* Room for the temporary name of any file name fs_write_tmp accepts. */
+#define FS_TMP_NAME_MAX 512
 
 /* Writes @len bytes to @name under @dirfd atomically. Returns 0 or -errno. */
 int fs_write_atomic(int dirfd, const char *name, const void *data, size_t len);
@@ -21,6 +24,15 @@ int fs_write_atomic(int dirfd, const char *name, const void *data, size_t len);
  * is complete and durable under its name once fs_fsync_dir(@dirfd) has
  * returned. Returns 0 or -errno. */
 int fs_write_atomic_file(int dirfd, const char *name, const void *data, size_t len);
+
+/* The two halves of an atomic write, for writers of many files that make
+ * them durable at once (syncfs) rather than one fsync each: writes @data
+ * to a new temporary file next to @name, fsynced when @sync, and returns
+ * its name in @tmp; fs_commit_tmp then renames it to @name (and removes it
+ * if that fails). Neither fsyncs the directory. Return 0 or -errno. */
+int fs_write_tmp(int dirfd, const char *name, const void *data, size_t len, bool sync, char *tmp,
+                 size_t tmp_size);
+int fs_commit_tmp(int dirfd, const char *tmp, const char *name);
 
 /* Reads a whole regular file (at most @max bytes; -EFBIG beyond) into a
  * malloc'd buffer (NUL-terminated for convenience, not counted in the

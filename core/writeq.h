@@ -1,11 +1,17 @@
 /*
  * A write queue: files written atomically (core/fsutil.h) by a background
  * thread, in the order they were queued, so that the coordinator's event
- * loop never waits for the disk. An atomic write costs two fsyncs, about
- * 2 ms of wall time on an ordinary disk; a start-up find storm of a
- * thousand corpus entries would otherwise stall the loop, and every worker
- * with it, for seconds. The thread fsyncs the directory once for all the
- * files it finds queued, which also halves the disk's work in a storm.
+ * loop never waits for the disk. A start-up find storm of a thousand
+ * corpus entries would otherwise stall the loop, and every worker with it,
+ * for seconds.
+ *
+ * The thread waits WRITEQ_GATHER_MS after a put for the ones that follow
+ * (a flush or a full budget cuts the wait short), then writes all it has:
+ * a short list file by file (fsync each), a longer one as temporary files
+ * made durable by one syncfs and then renamed, and the directory fsynced
+ * once at the end. Fsyncs are what a storm costs: on a virtual machine
+ * each is a trap to the host, and at a few hundred a second they took a
+ * tenth of a core from the fuzzer they shared it with.
  *
  * The queue owns copies of what it is given. A failed write is remembered
  * (the first error) and returned by every later call, so the caller learns
@@ -20,6 +26,9 @@ typedef struct WriteQueue WriteQueue;
 
 /* Most bytes queued at once; a put beyond it waits for the thread. */
 #define WRITEQ_MAX_BYTES (64u << 20)
+
+/* How long a put may wait in the queue for others to join it. */
+#define WRITEQ_GATHER_MS 200
 
 /* Starts a queue writing into @dirfd (borrowed: it must stay open until
  * writeq_free). The thread blocks every signal. Returns 0 or -errno. */

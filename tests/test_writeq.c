@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/fsutil.h"
@@ -146,5 +147,31 @@ Test(writeq, names_that_are_not_plain_file_names_are_refused_at_once)
         int tmp;
         cr_expect_eq(count_entries(dir, &tmp), 0);
         writeq_free(q);
+        close(dfd);
+}
+
+Test(writeq, a_file_that_cannot_take_its_name_fails_the_storm_and_leaves_no_temporary)
+{
+        char dir[] = "/tmp/sf-writeq-XXXXXX";
+        int dfd = open_tmpdir(dir);
+        WriteQueue *q;
+        char name[32];
+
+        /* A rename over a non-empty directory fails (EISDIR), root or not. */
+        cr_assert_eq(mkdirat(dfd, "taken", 0755), 0);
+        cr_assert_eq(mkdirat(dfd, "taken/x", 0755), 0);
+        cr_assert_eq(writeq_new(&q, dfd), 0);
+        for (int i = 0; i < 20; i++) {
+                snprintf(name, sizeof(name), i == 10 ? "taken" : "s%02d", i);
+                cr_assert_eq(writeq_put(q, name, name, strlen(name)), 0);
+        }
+        cr_expect_eq(writeq_flush(q), -EISDIR);
+        cr_expect_eq(writeq_put(q, "later", "y", 1), -EISDIR);
+        writeq_free(q);
+
+        int tmp;
+        count_entries(dir, &tmp);
+        cr_expect_eq(tmp, 0, "the storm's temporary files are all gone");
+        expect_file(dfd, "s00", "s00", 3);
         close(dfd);
 }
