@@ -11,7 +11,13 @@
 #
 # Environment: BENCH_SECONDS (default 10), BENCH_CPU (default 1),
 # BENCH_TARGETS, BENCH_BUILD (default build), BENCH_PERIOD_NS (one sample per
-# this much CPU time, default 500000), BENCH_KEEP=1 (keep bench/build/profile-runs).
+# this much CPU time, default 500000), BENCH_KEEP=1 (keep bench/build/profile-runs),
+# BENCH_REAL (harnesses of bench/real to profile too, e.g. "expat_parse";
+# BENCH_TARGETS="" profiles only those), REAL_WORK (as for bench/real/run.sh).
+#
+# The target's share of snapfuzz's CPU time is its speed as a fraction of a
+# bare loop over the very inputs it executed: a bare loop would spend the
+# target's time and nothing else on them.
 #
 # Writes bench/results/profile-<date>.md and prints it.
 set -euo pipefail
@@ -20,10 +26,12 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 SECONDS_PER_RUN=${BENCH_SECONDS:-10}
 CPU=${BENCH_CPU:-1}
-TARGETS=${BENCH_TARGETS:-tlv_parser ini_parser png_chunks}
+TARGETS=${BENCH_TARGETS-tlv_parser ini_parser png_chunks}
 BUILD=${BENCH_BUILD:-build}
 PERIOD=${BENCH_PERIOD_NS:-500000}
 KEEP=${BENCH_KEEP:-0}
+REAL=${BENCH_REAL:-}
+REAL_WORK=${REAL_WORK:-$ROOT/bench/real/work}
 
 OUT=$ROOT/bench/build
 RUNS=$OUT/profile-runs
@@ -36,7 +44,13 @@ die() {
 }
 
 command -v perf >/dev/null || die "perf is missing"
-[[ -x $SNAPFUZZ && -x $OUT/bare_loop ]] || die "run bench/execs.sh first (it builds the binaries)"
+[[ -x $SNAPFUZZ ]] || die "$SNAPFUZZ is missing: run ./scripts/setup.sh"
+[[ -z $TARGETS || -x $OUT/${TARGETS%% *}_fuzz ]] || die "run bench/execs.sh first (it builds the targets)"
+if [[ ! -x $OUT/bare_loop ]]; then
+  mkdir -p "$OUT"
+  "${CLANG:-clang}" -O2 -g -Wall -I"$ROOT/include" -rdynamic "$ROOT/bench/bare_loop.c" \
+    "$ROOT/tests/sancov_noop.c" -o "$OUT/bare_loop" -ldl
+fi
 perf record -e cpu-clock -c "$PERIOD" -o /dev/null -q -- true 2>/dev/null ||
   die "perf record -e cpu-clock does not work here (perf_event_paranoid?)"
 
@@ -67,35 +81,51 @@ split() { # data-file tool execs target
   rm -f "$1"
 }
 
-for t in $TARGETS; do
-  d=$RUNS/$t
+# profile_one NAME SO SEEDS LIBFUZZER [SNAPFUZZ-ARGS...]
+profile_one() {
+  local t=$1 so=$2 seeds=$3 lf=$4
+  shift 4
+  local d=$RUNS/$t execs
   mkdir -p "$d/libfuzzer-corpus"
   # The target's own functions, as the compiler named them (not the
   # instrumentation's constructors nor the C runtime's helpers).
-  nm --defined-only "$OUT/$t.so" | awk '$2 ~ /^[tT]$/ && $3 !~ /^_|sancov|tm_clones|frame_dummy/ {print $3}' \
+  nm --defined-only "$so" | awk '$2 ~ /^[tT]$/ && $3 !~ /^_|sancov|tm_clones|frame_dummy/ {print $3}' \
     >"$d/target-syms"
-  nm -D --undefined-only "$OUT/$t.so" | awk '{print $2}' >"$d/target-imports"
+  nm -D --undefined-only "$so" | awk '{print $2}' >"$d/target-imports"
   echo "$t: snapfuzz" >&2
-  record "$d/sf.data" "$d/snapfuzz.log" "$SNAPFUZZ" run "$OUT/$t.so" \
-    "$ROOT/fuzz_targets/seeds/$t" --workers 1 --max-total-time "$SECONDS_PER_RUN" --seed 1 \
-    --out "$d/snapfuzz" --status-every 3600
+  record "$d/sf.data" "$d/snapfuzz.log" "$SNAPFUZZ" run "$so" "$seeds" --workers 1 \
+    --max-total-time "$SECONDS_PER_RUN" --seed 1 --out "$d/snapfuzz" --status-every 3600 "$@"
   execs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["execs"])' \
     "$d/snapfuzz/stats.json")
   echo "== $t" >>"$RUNS/hot.txt"
   split "$d/sf.data" snapfuzz "$execs" "$t"
 
   echo "$t: libFuzzer" >&2
-  cp "$ROOT/fuzz_targets/seeds/$t"/* "$d/libfuzzer-corpus/"
-  record "$d/lf.data" "$d/libfuzzer.log" "$OUT/${t}_fuzz" -max_total_time="$SECONDS_PER_RUN" \
-    -print_final_stats=1 -seed=1 "$d/libfuzzer-corpus"
+  cp "$seeds"/* "$d/libfuzzer-corpus/"
+  record "$d/lf.data" "$d/libfuzzer.log" "$lf" -max_total_time="$SECONDS_PER_RUN" \
+    -print_final_stats=1 -seed=1 -close_fd_mask=3 "$d/libfuzzer-corpus"
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$d/libfuzzer.log")
   split "$d/lf.data" libfuzzer "$execs" "$t"
 
   echo "$t: bare loop" >&2
-  record "$d/bare.data" "$d/bare.log" "$OUT/bare_loop" "$OUT/$t.so" "$d/snapfuzz/corpus" \
+  record "$d/bare.data" "$d/bare.log" "$OUT/bare_loop" "$so" "$d/snapfuzz/corpus" \
     "$SECONDS_PER_RUN"
   execs=$(awk '/^calls /{print $2}' "$d/bare.log")
   split "$d/bare.data" bare "$execs" "$t"
+}
+
+for t in $TARGETS; do
+  profile_one "$t" "$OUT/$t.so" "$ROOT/fuzz_targets/seeds/$t" "$OUT/${t}_fuzz"
+done
+# The harnesses of bench/real (built by bench/real/build.sh), each with its
+# sandbox policy when it has one.
+for t in $REAL; do
+  b=$REAL_WORK/build/$t
+  [[ -e $b/snapfuzz.so && -x $b/libfuzzer ]] || die "$b: run bench/real/build.sh first"
+  policy=()
+  [[ -e $ROOT/bench/real/policies/$t.json ]] &&
+    policy=(--sandbox-policy "$ROOT/bench/real/policies/$t.json")
+  profile_one "$t" "$b/snapfuzz.so" "$b/seeds" "$b/libfuzzer" "${policy[@]}"
 done
 
 DATE=$(date -u +%Y-%m-%d-%H%M)
@@ -106,12 +136,14 @@ rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 cats = ["target", "callbacks", "mutation", "feedback", "loop", "batch", "kernel", "other"]
 print("# Where an execution's time goes")
 print()
-print("- command: \`BENCH_SECONDS=$SECONDS_PER_RUN BENCH_CPU=$CPU bench/profile.sh\`")
+print("- command: \`BENCH_SECONDS=$SECONDS_PER_RUN BENCH_CPU=$CPU BENCH_TARGETS='$TARGETS' BENCH_REAL='$REAL' bench/profile.sh\`")
 print("- commit: \`$(git -C "$ROOT" rev-parse --short HEAD)\`")
 print("- sampling: perf cpu-clock, one sample per $PERIOD ns of CPU time, DWARF call chains")
 print()
 print("CPU nanoseconds per execution (one run each; perf's own cost included),")
 print("split by what the CPU was doing; see bench/profile.py for the categories.")
+print("A tool's target share is its speed as a fraction of a bare loop over the")
+print("inputs it executed: such a loop would spend the target's time and no more.")
 print()
 print("| target | tool | execs | exec/CPU-s | ns/exec | " + " | ".join(cats) + " |")
 print("|---|---|---:|---:|---:|" + "---:|" * len(cats))
