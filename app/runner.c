@@ -557,6 +557,7 @@ void runner_main(const RunnerArgs *a)
 
                 __atomic_store_n(&h->count, k, __ATOMIC_RELAXED);
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
+                cmplog_record_left = CMPLOG_RECORD_BUDGET;
                 cmplog_mode = cmplog_value_profile |
                               (record_cmps && (k - 1) % chain_len == 0 ? CMPLOG_RECORD : 0);
                 const uint64_t mallocs = watch_leaks ? runner_mallocs : 0;

@@ -19,6 +19,7 @@
 
 CmpLog cmplog_live;
 int cmplog_mode;
+uint32_t cmplog_record_left;
 int cmplog_value_profile;
 uint8_t cmplog_vp_map[CMPLOG_VP_COUNTERS];
 

@@ -14,6 +14,7 @@ static void fresh(void)
 {
         cmplog_clear();
         cmplog_mode = 0;
+        cmplog_record_left = CMPLOG_RECORD_BUDGET;
 }
 
 static size_t live_ints(void)
@@ -35,6 +36,28 @@ Test(cmplog, nothing_is_recorded_unless_the_runner_says_so, .init = fresh)
         cmplog_mode = CMPLOG_RECORD;
         cmplog_int(0x100, 1, 2, 4, 0);
         cr_expect_eq(live_ints(), 1);
+}
+
+Test(cmplog, an_input_records_only_from_its_first_comparisons, .init = fresh)
+{
+        /* A decoder's inner loop: far more comparisons than the budget,
+         * equal ones included, before the one at 0x900. */
+        cmplog_mode = CMPLOG_RECORD;
+        cmplog_int(0x100, 1, 2, 4, 0);
+        for (uint32_t k = 0; k < 2 * CMPLOG_RECORD_BUDGET; k++)
+                cmplog_int(0x200, k & 1, 0, 4, 0);
+        cmplog_int(0x900, 5, 6, 4, 0);
+        cmplog_mem(0x400, (const uint8_t *)"ab", 2, (const uint8_t *)"cd", 2, 0);
+        cr_expect_neq(cmplog_live.ints[cmplog_slot(0x100, 0, 7)].width, 0, "the first is kept");
+        cr_expect_eq(cmplog_live.ints[cmplog_slot(0x900, 0, 7)].width, 0,
+                     "nothing is recorded once the budget is spent");
+        cr_expect_eq(cmplog_mode, 0, "the rest of the input takes the hooks' fast path");
+
+        /* The next recording input has a budget of its own. */
+        cmplog_record_left = CMPLOG_RECORD_BUDGET;
+        cmplog_mode = CMPLOG_RECORD;
+        cmplog_int(0x900, 5, 6, 4, 0);
+        cr_expect_neq(cmplog_live.ints[cmplog_slot(0x900, 0, 7)].width, 0);
 }
 
 Test(cmplog, equal_operands_are_skipped_and_a_site_keeps_its_latest, .init = fresh)

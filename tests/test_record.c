@@ -144,6 +144,7 @@ static uint8_t **emulate(void *region, const RecordLayout *l, uint64_t iters, bo
                 if (k < first)
                         continue;
                 h->count = k;
+                cmplog_record_left = CMPLOG_RECORD_BUDGET;
                 cmplog_mode =
                     comparisons && record_cmps && idx % h->chain_len == 0 ? CMPLOG_RECORD : 0;
                 fake_target(work, len);
