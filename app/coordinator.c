@@ -155,6 +155,7 @@ typedef struct Coordinator {
         uint64_t reduced;         /* inputs handed back as a shorter form of their base */
 
         uint64_t execs, dispatched, batch_ids;
+        uint64_t batches_ended, runners_forked;
         uint64_t events; /* messages read from workers */
         int64_t start_ms, last_status_ms;
         uint64_t deaths, stored, unique, lost;
@@ -171,6 +172,7 @@ typedef struct Coordinator {
         uint64_t leak_suspects, leak_dismissed;
         unsigned leak_pending; /* suspects queued or with the helper */
         bool stopping, interrupted, internal_error;
+        bool fresh_runners;      /* a crash did not reproduce from its batch: no more reuse */
         SandboxLog *sandbox_log; /* the workers' "sandbox" events */
         int outdir_fd;
         MutSched mutsched; /* length limit and operator weights of fuzz batches */
@@ -223,6 +225,10 @@ static int write_stats(Coordinator *c, const char *status)
                 cJSON_AddNumberToObject(j, "batch_ms", batch_ms(c, &c->slots[0]));
                 cJSON_AddNumberToObject(j, "batch_overhead_ms", c->slots[0].overhead_ms);
         }
+        /* Batches that ended, and the runner processes that ran them
+         * (--runner-lifetime-ms). */
+        cJSON_AddNumberToObject(j, "batches", (double)c->batches_ended);
+        cJSON_AddNumberToObject(j, "runners_forked", (double)c->runners_forked);
         if (c->corpus && !c->legacy_schedule) {
                 cJSON_AddNumberToObject(j, "corpus_active", (double)corpus_active_count(c->corpus));
                 cJSON_AddNumberToObject(j, "corpus_favored",
@@ -403,6 +409,20 @@ static void helper_event(Coordinator *c, cJSON *m)
                          msg_bool(m, "reproduced", 0) ? "reproduced" : "did not reproduce",
                          c->cfg->out_dir, msg_str(m, "id", "?"),
                          msg_int(m, "death_to_stored_ms", 0));
+                /* A crash that its batch's history does not reproduce may
+                 * need what earlier batches of the same runner left behind
+                 * (app/runner.h): from now on, every batch gets a fresh
+                 * runner, so that the next one is stored with its whole
+                 * history. A kill from outside depends on nothing. */
+                if (!msg_bool(m, "reproduced", 0) && c->cfg->runner_lifetime_ms > 0 &&
+                    !c->fresh_runners && strcmp(msg_str(m, "kind", ""), "killed") != 0) {
+                        c->fresh_runners = true;
+                        log_warn("crash %s did not reproduce from its batch: the target may keep "
+                                 "state from a runner's earlier batches; from now on every batch "
+                                 "runs in a fresh runner (--runner-lifetime-ms 0 does so from the "
+                                 "start)",
+                                 msg_str(m, "id", "?"));
+                }
                 if (!c->cfg->keep_going)
                         c->stopping = true;
         } else if (strcmp(type, "lost") == 0 && suspect) {
@@ -601,6 +621,8 @@ static void worker_event(Coordinator *c, Slot *s, cJSON *m)
                 uint64_t count = (uint64_t)msg_int(m, "count", 0);
                 double ms = msg_num(m, "elapsed_ms", 0);
                 c->execs += count;
+                c->batches_ended++;
+                c->runners_forked += msg_bool(m, "forked", 0);
                 s->busy = false;
                 if (!s->seed_batch && count > 0)
                         s->rate = (double)count / (ms > 0.01 ? ms : 0.01);
@@ -912,6 +934,7 @@ static void dispatch_one(Coordinator *c, Slot *s)
          * without watching, so a real leak does not flood the queue with
          * copies of itself. */
         b.leak_watch = c->leak_watch && c->leak_pending == 0 && wproc_leaks(s->w);
+        b.fresh = c->fresh_runners;
         if (wproc_send_batch(s->w, &b) < 0) {
                 s->alive = false;
                 return;
@@ -1150,6 +1173,7 @@ static WprocConfig worker_config(const Coordinator *c)
             .cov_fd = c->cov_fd,
             .value_profile = c->cfg->value_profile,
             .detect_leaks = c->cfg->detect_leaks,
+            .runner_lifetime_ms = c->cfg->runner_lifetime_ms,
         };
 }
 

@@ -30,10 +30,11 @@ typedef struct RunConfig {
         const char *sandbox;
         const char *sandbox_policy; /* --sandbox-policy, as JSON (sandbox_policy_load), or NULL */
         unsigned status_every_s;
-        const char *dict_path; /* --dict; NULL: none */
-        bool value_profile;    /* --use-value-profile */
-        unsigned minimize_ms;  /* automatic minimization budget per new crash; 0: off */
-        bool detect_leaks;     /* --detect-leaks */
+        const char *dict_path;       /* --dict; NULL: none */
+        bool value_profile;          /* --use-value-profile */
+        unsigned minimize_ms;        /* automatic minimization budget per new crash; 0: off */
+        bool detect_leaks;           /* --detect-leaks */
+        unsigned runner_lifetime_ms; /* --runner-lifetime-ms */
 } RunConfig;
 
 /* Runs the fuzzer. Returns an SF_EXIT_* code; prints its own diagnostics. */

@@ -72,6 +72,9 @@ static void usage(FILE *f)
                 "                        recovery helper (default 1; 0 or --no-minimize: off)\n"
                 "  --detect-leaks 0|1    report memory leaks of targets built with\n"
                 "                        AddressSanitizer or LeakSanitizer (default 1)\n"
+                "  --runner-lifetime-ms MS  how long one runner process goes on taking\n"
+                "                        batches (default 500; 0: a fresh process for every\n"
+                "                        batch, for targets that keep state between inputs)\n"
                 "\n"
                 "reproduce: run a stored crash again under the same sandbox and limits.\n"
                 "minimize: shrink a stored crash's input while it crashes the same way; writes\n"
@@ -119,6 +122,7 @@ static int cmd_run(int argc, char **argv)
                 OPT_MINIMIZE_TIME,
                 OPT_NO_MINIMIZE,
                 OPT_DETECT_LEAKS,
+                OPT_RUNNER_LIFETIME,
                 OPT_HELP,
         };
         static const struct option opts[] = {
@@ -140,6 +144,7 @@ static int cmd_run(int argc, char **argv)
             {"minimize-time", required_argument, NULL, OPT_MINIMIZE_TIME},
             {"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
             {"detect-leaks", required_argument, NULL, OPT_DETECT_LEAKS},
+            {"runner-lifetime-ms", required_argument, NULL, OPT_RUNNER_LIFETIME},
             {"help", no_argument, NULL, OPT_HELP},
             {0},
         };
@@ -151,6 +156,7 @@ static int cmd_run(int argc, char **argv)
             .status_every_s = 3,
             .minimize_ms = 1000,
             .detect_leaks = true,
+            .runner_lifetime_ms = 500,
         };
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         cfg.workers = cores > 0 ? (unsigned)cores : 1;
@@ -256,6 +262,11 @@ static int cmd_run(int argc, char **argv)
                         if (cliopt_u64("--detect-leaks", optarg, 0, 1, &v) < 0)
                                 return SF_EXIT_USAGE;
                         cfg.detect_leaks = v == 1;
+                        break;
+                case OPT_RUNNER_LIFETIME:
+                        if (cliopt_u64("--runner-lifetime-ms", optarg, 0, 3600000, &v) < 0)
+                                return SF_EXIT_USAGE;
+                        cfg.runner_lifetime_ms = (unsigned)v;
                         break;
                 case OPT_HELP:
                         usage(stdout);

@@ -358,6 +358,12 @@ __attribute__((noreturn)) static void runner_rebuild(void *region, const RecordL
         _exit(RUNNER_EXIT_DONE);
 }
 
+/* Runs the batch the record describes, the first of this runner's
+ * (@first_batch: applies the sandbox) or a later one. Returns true when the batch
+ * ran to its end (state DONE or FULL) and the runner may take another. */
+static bool runner_batch(const RunnerArgs *a, uint8_t *work, uint8_t *write_end, uint8_t *exec_end,
+                         bool first_batch);
+
 void runner_main(const RunnerArgs *a)
 {
         void *region = a->region;
@@ -385,7 +391,7 @@ void runner_main(const RunnerArgs *a)
                 fcntl(STDOUT_FILENO, F_SETFL, 0);
         }
         /* Namespaces' empty root, no capabilities, no descriptors but ours. */
-        if (sandbox_isolate(a->sandbox) < 0)
+        if (sandbox_isolate(a->sandbox, a->ctl_fd) < 0)
                 _exit(RUNNER_EXIT_SETUP);
 
         uint8_t *write_end, *exec_end;
@@ -400,6 +406,42 @@ void runner_main(const RunnerArgs *a)
          * are the runner's to write; their checksums catch scribbles.) */
         if (mprotect((uint8_t *)region + l->base_off, l->cmp_off - l->base_off, PROT_READ) < 0)
                 _exit(RUNNER_EXIT_SETUP);
+
+        /* A long-lived process's malloc settles: glibc raises its mmap
+         * threshold to the largest block freed, and keeps that much at the
+         * top of its heap, so a target that allocates a big buffer per
+         * input stops faulting in fresh pages. A runner lives a fraction
+         * of a second and would start over each time: begin where it would
+         * settle. (AddressSanitizer's allocator ignores this.) */
+        mallopt(M_MMAP_THRESHOLD, RUNNER_MMAP_THRESHOLD);
+        mallopt(M_TRIM_THRESHOLD, 2 * RUNNER_MMAP_THRESHOLD);
+
+        /* Batches, until one may not be followed by another in this
+         * process, the runner has lived a->lifetime_ns, or the worker
+         * says no more (anything but RUNNER_CTL_GO, or end of file). */
+        const pid_t pid = h->runner_pid;
+        const uint64_t born = (uint64_t)clock_now_ns();
+        for (bool first = true;; first = false) {
+                if (!first) {
+                        h->runner_pid = pid;
+                        h->runner_state = RECORD_RUNNER_RUNNING;
+                }
+                if (!runner_batch(a, work, write_end, exec_end, first) || a->ctl_fd < 0 ||
+                    (uint64_t)clock_now_ns() - born >= a->lifetime_ns)
+                        _exit(RUNNER_EXIT_DONE);
+                char c = RUNNER_CTL_DONE;
+                if (write(a->ctl_fd, &c, 1) != 1 || read(a->ctl_fd, &c, 1) != 1 ||
+                    c != RUNNER_CTL_GO)
+                        _exit(RUNNER_EXIT_DONE);
+        }
+}
+
+static bool runner_batch(const RunnerArgs *a, uint8_t *work, uint8_t *write_end, uint8_t *exec_end,
+                         bool first_batch)
+{
+        void *region = a->region;
+        const RecordLayout *l = a->layout;
+        RecordHeader *h = record_header(region);
 
         const uint8_t *base = record_base(region, l);
         const size_t base_len = h->base_len;
@@ -434,6 +476,8 @@ void runner_main(const RunnerArgs *a)
         static MutatorTrace trace;
         static MutatorPlan plan;
         static uint32_t op_found[MUTATOR_WEIGHTS];
+        memset(&trace, 0, sizeof(trace));
+        memset(op_found, 0, sizeof(op_found));
         MutatorCtx ctx = {
             .dict = NULL,
             .trace = &trace,
@@ -459,29 +503,23 @@ void runner_main(const RunnerArgs *a)
                 custom = &cm;
         }
 
-        /* A long-lived process's malloc settles: glibc raises its mmap
-         * threshold to the largest block freed, and keeps that much at the
-         * top of its heap, so a target that allocates a big buffer per
-         * input stops faulting in fresh pages. A runner lives 20 ms and
-         * would start over each time: begin where it would settle.
-         * (AddressSanitizer's allocator ignores this.) */
-        mallopt(M_MMAP_THRESHOLD, RUNNER_MMAP_THRESHOLD);
-        mallopt(M_TRIM_THRESHOLD, 2 * RUNNER_MMAP_THRESHOLD);
-
         /* Whatever the target's initialization touched is not coverage of
          * any input. */
         coverage_clear();
         cmplog_clear();
 
-        if ((check_leaks ? sandbox_apply_leak_check(a->sandbox) : sandbox_apply(a->sandbox)) < 0)
-                _exit(RUNNER_EXIT_SETUP);
-        h->runner_state = RECORD_RUNNER_RUNNING;
-        /* From here on, allocations are the target's: hold them to
-         * --malloc-limit-mb. */
-        if (runner_malloc_armed)
-                *runner_malloc_armed = 1;
-        if (a->rebuild)
-                runner_rebuild(region, l, custom, a->rebuild, work);
+        if (first_batch) {
+                if ((check_leaks ? sandbox_apply_leak_check(a->sandbox)
+                                 : sandbox_apply(a->sandbox)) < 0)
+                        _exit(RUNNER_EXIT_SETUP);
+                h->runner_state = RECORD_RUNNER_RUNNING;
+                /* From here on, allocations are the target's: hold them to
+                 * --malloc-limit-mb. */
+                if (runner_malloc_armed)
+                        *runner_malloc_armed = 1;
+                if (a->rebuild)
+                        runner_rebuild(region, l, custom, a->rebuild, work);
+        }
 
         /* Reductions: an input an eighth shorter than its chain's base
          * (or than the last reduction of it in this batch) that reaches
@@ -624,6 +662,11 @@ void runner_main(const RunnerArgs *a)
         }
         runner_flush_op_stats(h, &trace, op_found);
         h->loop_ns = (uint64_t)clock_now_ns() - loop_start;
+        /* Only a plain fuzz batch leaves the process as it found it for
+         * the next: a custom mutator may keep state that a rebuild from
+         * the seed replays from the fork, and a leak check's sandbox is
+         * not the fuzzing one. */
+        bool again = fuzz && !replaying && !check_leaks && !custom && !(h->flags & RECORD_F_CUSTOM);
         h->runner_state = full ? RECORD_RUNNER_FULL : RECORD_RUNNER_DONE;
-        _exit(RUNNER_EXIT_DONE);
+        return again;
 }

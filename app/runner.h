@@ -1,6 +1,7 @@
 /*
- * The runner: a child forked from the worker (the snapshot) that runs one
- * batch of the in-process loop under the sandbox, then exits. Each step of
+ * The runner: a child forked from the worker (the snapshot) that runs a
+ * batch of the in-process loop under the sandbox, then exits or, for a
+ * plain fuzz batch, waits for the next (RUNNER_CTL_GO). Each step of
  * the loop is: mutate, count++, call the target, scan coverage. Nothing in
  * the loop allocates or makes a syscall.
  */
@@ -31,6 +32,19 @@ enum {
  * killed (timeouts, the RSS limit). */
 #define RUNNER_SIGNAL_DUMP SIGUSR2
 
+/* A runner whose fuzz batch ran to its end takes the next one in the same
+ * process instead of exiting: on the VMs we measure on, a fork, the
+ * sandbox's setup and an exit cost 5-6 ms (their page faults cost 10-20 us
+ * each), a fifth of a 25 ms batch. It writes RUNNER_CTL_DONE on its control
+ * socket and waits for RUNNER_CTL_GO, by which time the worker has written
+ * the next batch into the record. Every input is still a function of its
+ * batch's record alone; what a longer-lived process changes is the state
+ * the target carries from earlier batches, as libFuzzer's one process
+ * does: the runner ends after --runner-lifetime-ms (default 500) and the
+ * next batch starts from the snapshot again. */
+#define RUNNER_CTL_DONE 'D'
+#define RUNNER_CTL_GO 'G'
+
 typedef struct RunnerArgs {
         void *region; /* the worker's shared record */
         const RecordLayout *layout;
@@ -40,7 +54,9 @@ typedef struct RunnerArgs {
         pid_t worker_pid;
         const int *close_fds; /* worker fds the target must not see */
         int n_close_fds;
-        int output_fd; /* becomes the runner's stdout and stderr */
+        int output_fd;        /* becomes the runner's stdout and stderr */
+        int ctl_fd;           /* the runner's end of the control socket, or -1: one batch */
+        uint64_t lifetime_ns; /* takes no batch after this long (--runner-lifetime-ms) */
         /* The target's custom mutator and crossover (scratch unused), or
          * NULL. Used for batches whose record says RECORD_F_CUSTOM_*. */
         const CustomMutator *custom;
@@ -50,7 +66,8 @@ typedef struct RunnerArgs {
         int rebuild;
 } RunnerArgs;
 
-/* Runs the batch described by the record. Never returns.
+/* Runs the batch described by the record, and with a control socket the
+ * batches that follow (RUNNER_CTL_GO). Never returns.
  *
  * With @a->rebuild, runs no batch: under the same sandbox, rebuilds the
  * input of iteration `count` of the record in the region, with

@@ -6,8 +6,9 @@
  * coverage map, and memory inherited copy-on-write; it must not use the
  * worker's pipes, which it closes before running any target code.
  *
- * Per batch the worker seals the record, forks a runner and supervises it
- * with a pidfd: it watches the record's count for hangs (--timeout) and the
+ * Per batch the worker seals the record, hands it to the runner that waits
+ * for one (a plain fuzz batch, app/runner.h) or forks a runner, and
+ * supervises it with a pidfd: it watches the record's count for hangs (--timeout) and the
  * runner's resident memory (--rss-limit-mb), asks for a stack dump before
  * killing, and reports either "done" (with the inputs that found coverage,
  * left in the record's finds area) or "died" (with the cause and the
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -76,6 +78,13 @@ typedef struct Worker {
         size_t out_len;
         int quiet;  /* this batch's output is kept for the report only */
         bool leaks; /* LeakSanitizer is loaded and its allocation hooks count */
+        /* The runner, between fork and reaping: during a batch, and
+         * between batches while it waits for the next (pid 0: none). */
+        struct {
+                pid_t pid;
+                int pidfd, out_fd, ctl_fd;
+                SandboxSupervisor *sup;
+        } run;
 } Worker;
 
 static void worker_send_error(Worker *w, const char *what, const char *message)
@@ -483,6 +492,131 @@ static void worker_begin_rebuild(Worker *w)
         h->batch_flags = 0; /* the rebuild runs no leak checks, collects nothing */
 }
 
+/* The runner is reaped: what watched it goes. */
+static void worker_runner_gone(Worker *w)
+{
+        sandbox_supervisor_free(w->run.sup);
+        if (w->run.pidfd >= 0)
+                close(w->run.pidfd);
+        if (w->run.out_fd >= 0) {
+                (void)worker_drain_output(w, w->run.out_fd);
+                close(w->run.out_fd);
+        }
+        if (w->run.ctl_fd >= 0)
+                close(w->run.ctl_fd);
+        w->run.pid = 0;
+        w->run.sup = NULL;
+        w->run.pidfd = w->run.out_fd = w->run.ctl_fd = -1;
+}
+
+/* Ends a runner that is not running a batch (or must not go on). */
+static void worker_retire_runner(Worker *w)
+{
+        if (w->run.pid <= 0)
+                return;
+        kill(-w->run.pid, SIGKILL);
+        kill(w->run.pid, SIGKILL);
+        int status;
+        while (waitpid(w->run.pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        worker_runner_gone(w);
+}
+
+/* Hands the batch now in the record to the waiting runner. False when it
+ * is gone or cannot be told (the caller retires it and forks anew). */
+static bool worker_runner_go(Worker *w)
+{
+        struct pollfd p = {.fd = w->run.pidfd, .events = POLLIN};
+        if (w->run.ctl_fd < 0 || poll(&p, 1, 0) != 0)
+                return false; /* ended while it waited */
+        char c = RUNNER_CTL_GO;
+        return write(w->run.ctl_fd, &c, 1) == 1;
+}
+
+/* Forks a runner for the batch in the record (app/runner.h), with its
+ * output pipe, control socket and sandbox supervisor. */
+static int worker_fork_runner(Worker *w, int rebuild)
+{
+        int out_pipe[2], ctl[2] = {-1, -1};
+        if (pipe2(out_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+                worker_send_error(w, "internal", "cannot create the runner's output pipe");
+                return -errno;
+        }
+        /* A rebuild runs one batch; a batch that may be followed by more
+         * gets the control socket, kept above 2 (the runner's 1 and 2 are
+         * its output). */
+        if (!rebuild && w->cfg.runner_lifetime_ms > 0 &&
+            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) == 0 &&
+            ctl[1] <= STDERR_FILENO) {
+                int fd = fcntl(ctl[1], F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+                close(ctl[1]);
+                ctl[1] = fd;
+        }
+        if (ctl[0] >= 0 && ctl[1] < 0) {
+                close(ctl[0]);
+                ctl[0] = -1;
+        }
+        if (ctl[0] >= 0)
+                fcntl(ctl[0], F_SETFL, O_NONBLOCK);
+
+        /* The runner's seccomp notifications (process creation, policy
+         * directories, log mode) are ours to answer. */
+        SandboxSupervisor *sup = NULL;
+        if (sandbox_supervisor_new(&sup, w->sandbox) < 0) {
+                close(out_pipe[0]);
+                close(out_pipe[1]);
+                if (ctl[0] >= 0) {
+                        close(ctl[0]);
+                        close(ctl[1]);
+                }
+                worker_send_error(w, "sandbox", "cannot set up the sandbox's supervisor");
+                return -EIO;
+        }
+
+        int close_fds[] = {w->cmd_fd, w->evt_fd, w->shm_fd, w->cov_fd, out_pipe[0], ctl[0]};
+        RunnerArgs ra = {
+            .region = w->region,
+            .layout = &w->layout,
+            .coverage = w->coverage,
+            .sandbox = w->sandbox,
+            .test = w->test,
+            .worker_pid = getpid(),
+            .close_fds = close_fds,
+            .n_close_fds = 6,
+            .output_fd = out_pipe[1],
+            .ctl_fd = ctl[1],
+            .lifetime_ns = (uint64_t)w->cfg.runner_lifetime_ms * 1000000u,
+            .custom = w->has_custom ? &w->custom : NULL,
+            .rebuild = rebuild,
+        };
+        pid_t pid = fork();
+        if (pid < 0) {
+                int e = errno;
+                close(out_pipe[0]);
+                close(out_pipe[1]);
+                if (ctl[0] >= 0) {
+                        close(ctl[0]);
+                        close(ctl[1]);
+                }
+                sandbox_supervisor_free(sup);
+                worker_send_error(w, "fork", strerror(e));
+                return -e;
+        }
+        if (pid == 0)
+                runner_main(&ra);
+        close(out_pipe[1]);
+        if (ctl[1] >= 0)
+                close(ctl[1]);
+        int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        sandbox_supervisor_started(sup, pid, pidfd);
+        w->run.pid = pid;
+        w->run.pidfd = pidfd;
+        w->run.out_fd = out_pipe[0];
+        w->run.ctl_fd = ctl[0];
+        w->run.sup = sup;
+        return 0;
+}
+
 static int worker_run_batch(Worker *w, const cJSON *cmd)
 {
         RecordHeader *h = record_header(w->region);
@@ -498,73 +632,48 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                         return r;
         }
         bool leak_check = (h->batch_flags & RECORD_BATCH_LEAK_CHECK) != 0;
-
-        int out_pipe[2];
-        if (pipe2(out_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-                worker_send_error(w, "internal", "cannot create the runner's output pipe");
-                return -errno;
-        }
         w->out_len = 0;
         w->quiet = msg_bool(cmd, "quiet", 0);
 
-        /* The runner's seccomp notifications (process creation, policy
-         * directories, log mode) are ours to answer. */
-        SandboxSupervisor *sup = NULL;
-        if (sandbox_supervisor_new(&sup, w->sandbox) < 0) {
-                close(out_pipe[0]);
-                close(out_pipe[1]);
-                worker_send_error(w, "sandbox", "cannot set up the sandbox's supervisor");
-                return -EIO;
+        /* A runner that waits for a batch takes this one if it is a plain
+         * fuzz batch (the kind it will take, app/runner.h) and it is still
+         * there; otherwise it goes, and a fresh one is forked. */
+        bool reuse = !rebuild && h->mode == RECORD_MODE_FUZZ && !msg_bool(cmd, "fresh", 0) &&
+                     !(h->batch_flags & (RECORD_BATCH_REPLAY | RECORD_BATCH_LEAK_CHECK)) &&
+                     !(h->flags & RECORD_F_CUSTOM);
+        if (w->run.pid > 0 && (!reuse || !worker_runner_go(w)))
+                worker_retire_runner(w);
+        int64_t started_ns = clock_now_ns(), started = started_ns / 1000000;
+        bool forked = w->run.pid == 0;
+        if (forked) {
+                int r = worker_fork_runner(w, rebuild);
+                if (r < 0)
+                        return r;
         }
+        pid_t pid = w->run.pid;
+        int pidfd = w->run.pidfd, out_fd = w->run.out_fd, ctl_fd = w->run.ctl_fd;
+        SandboxSupervisor *sup = w->run.sup;
         if (leak_check)
                 sandbox_supervisor_allow_leak_check(sup);
 
-        int64_t started_ns = clock_now_ns(), started = started_ns / 1000000;
-        int close_fds[] = {w->cmd_fd, w->evt_fd, w->shm_fd, w->cov_fd, out_pipe[0]};
-        RunnerArgs ra = {
-            .region = w->region,
-            .layout = &w->layout,
-            .coverage = w->coverage,
-            .sandbox = w->sandbox,
-            .test = w->test,
-            .worker_pid = getpid(),
-            .close_fds = close_fds,
-            .n_close_fds = 5,
-            .output_fd = out_pipe[1],
-            .custom = w->has_custom ? &w->custom : NULL,
-            .rebuild = rebuild,
-        };
-        pid_t pid = fork();
-        if (pid < 0) {
-                int e = errno;
-                close(out_pipe[0]);
-                close(out_pipe[1]);
-                sandbox_supervisor_free(sup);
-                worker_send_error(w, "fork", strerror(e));
-                return -e;
-        }
-        if (pid == 0)
-                runner_main(&ra);
-        close(out_pipe[1]);
-        int out_fd = out_pipe[0];
-
-        int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-        sandbox_supervisor_started(sup, pid, pidfd);
         KillReason kill_reason = KILL_NONE;
         int64_t kill_deadline = 0;
         uint64_t last_count = 0;
         int64_t last_progress = clock_now_ms();
         int64_t next_rss = last_progress + WORKER_RSS_EVERY_MS;
         int status = 0;
+        bool ended = false; /* the runner is gone (reaped) */
+        bool done = false;  /* the batch ended and the runner waits for another */
 
         for (;;) {
-                struct pollfd p[4] = {
+                struct pollfd p[5] = {
                     {.fd = pidfd, .events = POLLIN},
                     {.fd = w->cmd_fd, .events = POLLIN},
                     {.fd = out_fd, .events = POLLIN},
                     {.fd = sandbox_supervisor_fd(sup), .events = POLLIN},
+                    {.fd = ctl_fd, .events = POLLIN},
                 };
-                int pr = poll(p, 4, WORKER_TICK_MS);
+                int pr = poll(p, 5, WORKER_TICK_MS);
                 if (pr < 0 && errno != EINTR)
                         break;
                 if (pr > 0 && (p[2].revents & (POLLIN | POLLHUP)) &&
@@ -572,14 +681,34 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                         out_fd = -1; /* end of file: poll ignores a negative fd */
                 if (pr > 0 && p[3].revents)
                         (void)sandbox_supervisor_dispatch(sup, worker_on_sandbox_event, w);
-                siginfo_t ended = {0};
-                if (waitid(P_PID, (id_t)pid, &ended, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-                    ended.si_pid == pid) {
+                if (pr > 0 && p[4].revents) {
+                        /* The batch ran to its end and the runner waits for
+                         * the next: one byte, RUNNER_CTL_DONE, and a record
+                         * that says so. Anything else ends the runner. */
+                        char c[8];
+                        ssize_t n = read(ctl_fd, c, sizeof(c));
+                        uint32_t st = h->runner_state;
+                        if (n == 1 && c[0] == RUNNER_CTL_DONE && kill_reason == KILL_NONE &&
+                            (st == RECORD_RUNNER_DONE || st == RECORD_RUNNER_FULL)) {
+                                if (out_fd >= 0 && !worker_drain_output(w, out_fd))
+                                        out_fd = -1;
+                                done = true;
+                                break;
+                        }
+                        if (n <= 0 && !(n < 0 && errno == EAGAIN))
+                                ctl_fd = -1; /* closed: the runner is exiting */
+                        else
+                                kill(pid, SIGKILL);
+                }
+                siginfo_t info = {0};
+                if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                    info.si_pid == pid) {
                         /* Anything the target left in the runner's process
                          * group goes with it (killed before the runner is
                          * reaped, so the group id cannot be reused). */
                         kill(-pid, SIGKILL);
                         waitpid(pid, &status, 0);
+                        ended = true;
                         break;
                 }
                 if (pr > 0 && (p[1].revents & (POLLIN | POLLHUP)) && kill_reason == KILL_NONE &&
@@ -619,12 +748,11 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                         kill_deadline = now + WORKER_DUMP_GRACE_MS;
                 }
         }
-        sandbox_supervisor_free(sup);
-        if (pidfd >= 0)
-                close(pidfd);
-        if (out_fd >= 0)
-                (void)worker_drain_output(w, out_fd);
-        close(out_pipe[0]);
+        w->run.out_fd = out_fd;
+        if (ended)
+                worker_runner_gone(w);
+        else if (!done || out_fd < 0)
+                worker_retire_runner(w); /* not one to keep: a failed poll, a closed output */
 
         double elapsed = (double)(clock_now_ns() - started_ns) / 1e6;
         RecordFinds *finds = record_finds(w->region, &w->layout);
@@ -632,9 +760,10 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         if (n_finds > RECORD_FINDS_SLOTS)
                 n_finds = RECORD_FINDS_SLOTS;
         uint32_t state = h->runner_state;
-        int clean = kill_reason == KILL_NONE && WIFEXITED(status) &&
-                    WEXITSTATUS(status) == RUNNER_EXIT_DONE &&
-                    (state == RECORD_RUNNER_DONE || state == RECORD_RUNNER_FULL);
+        int clean =
+            kill_reason == KILL_NONE &&
+            (done || (ended && WIFEXITED(status) && WEXITSTATUS(status) == RUNNER_EXIT_DONE)) &&
+            (state == RECORD_RUNNER_DONE || state == RECORD_RUNNER_FULL);
         if (WIFEXITED(status) && WEXITSTATUS(status) == RUNNER_EXIT_SETUP &&
             state == RECORD_RUNNER_STARTING) {
                 worker_send_error(w, "sandbox", "the runner could not set up its sandbox");
@@ -650,6 +779,7 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         cJSON_AddNumberToObject(m, "finds", n_finds);
         cJSON_AddNumberToObject(m, "new_features", (double)h->new_features);
         cJSON_AddNumberToObject(m, "elapsed_ms", elapsed);
+        cJSON_AddBoolToObject(m, "forked", forked);
         if (clean)
                 cJSON_AddNumberToObject(m, "loop_ms", (double)h->loop_ns / 1e6);
         if (!clean) {
@@ -685,6 +815,7 @@ static int worker_parse_args(Worker *w, int argc, char **argv)
             {"sandbox-policy", required_argument, NULL, 'p'},
             {"value-profile", required_argument, NULL, 'V'},
             {"detect-leaks", required_argument, NULL, 'L'},
+            {"runner-lifetime-ms", required_argument, NULL, 'R'},
             {0},
         };
         int c;
@@ -730,6 +861,9 @@ static int worker_parse_args(Worker *w, int argc, char **argv)
                 case 'L':
                         w->cfg.detect_leaks = strcmp(optarg, "1") == 0;
                         break;
+                case 'R':
+                        w->cfg.runner_lifetime_ms = (unsigned)strtoul(optarg, NULL, 10);
+                        break;
                 default:
                         return -EINVAL;
                 }
@@ -746,6 +880,7 @@ int worker_main(int argc, char **argv)
 {
         Worker w = {0};
         int r;
+        w.run.pidfd = w.run.out_fd = w.run.ctl_fd = -1;
 
         /* The worker lives exactly as long as whoever started it; Ctrl-C is
          * the coordinator's to handle. */

@@ -140,7 +140,7 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                 goto err_pipes;
         }
 
-        char a_cmd[16], a_evt[16], a_shm[16], a_cov[16], a_len[24], a_to[16], a_rss[16];
+        char a_cmd[16], a_evt[16], a_shm[16], a_cov[16], a_len[24], a_to[16], a_rss[16], a_life[16];
         snprintf(a_cmd, sizeof(a_cmd), "%d", cmd[0]);
         snprintf(a_evt, sizeof(a_evt), "%d", evt[1]);
         snprintf(a_shm, sizeof(a_shm), "%d", w->shm_fd);
@@ -148,6 +148,7 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
         snprintf(a_len, sizeof(a_len), "%zu", cfg->max_len);
         snprintf(a_to, sizeof(a_to), "%u", cfg->timeout_ms);
         snprintf(a_rss, sizeof(a_rss), "%u", cfg->rss_limit_mb);
+        snprintf(a_life, sizeof(a_life), "%u", cfg->runner_lifetime_ms);
         const char *exe = cfg->exe ? cfg->exe : "/proc/self/exe";
         char *argv[] = {
             (char *)"snapfuzz",
@@ -174,6 +175,8 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
             (char *)(cfg->value_profile ? "1" : "0"),
             (char *)"--detect-leaks",
             (char *)(leaks ? "1" : "0"),
+            (char *)"--runner-lifetime-ms",
+            a_life,
             /* Last: without a policy its NULL ends the list. */
             cfg->sandbox_policy ? (char *)"--sandbox-policy" : NULL,
             (char *)cfg->sandbox_policy,
@@ -413,6 +416,8 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
                 cJSON_AddBoolToObject(m, "quiet", 1);
         if (b->leak_watch)
                 cJSON_AddBoolToObject(m, "leak_watch", 1);
+        if (b->fresh)
+                cJSON_AddBoolToObject(m, "fresh", 1);
         if (b->packed)
                 cJSON_AddBoolToObject(m, "packed", 1);
         if (b->n_reruns) {

@@ -29,6 +29,9 @@ typedef struct WprocConfig {
         unsigned init_timeout_ms; /* how long loading may take; 0: 120 s */
         bool value_profile;       /* comparison distances as coverage (core/cmplog.h) */
         bool detect_leaks;        /* LeakSanitizer checks, for targets built with it */
+        /* How long a runner goes on taking fuzz batches (app/runner.h);
+         * 0: one batch per runner. */
+        unsigned runner_lifetime_ms;
         /* The policy file's rules as JSON (sandbox_policy_load), or NULL. */
         const char *sandbox_policy;
 } WprocConfig;
@@ -91,6 +94,7 @@ typedef struct WprocBatch {
         uint32_t n_reruns;
         int leak_check; /* a LeakSanitizer check after the (one) execution */
         int quiet;      /* keep the target's output out of the worker's stderr */
+        int fresh;      /* run it in a runner forked for it, not one that ran others */
 } WprocBatch;
 
 /* Copies the batch's payload into the record and sends the command. */

@@ -208,9 +208,10 @@ static unsigned reruns_of(const RecordHeader *h, uint64_t k)
 
 /* A crash that the last input alone does not reproduce may need what ran
  * before it in the same runner (a table that fills up, a leaked counter).
- * The runner's whole history since its fork is a function of the record,
- * so it can be replayed: first all of it, then shorter and shorter
- * suffixes, to find the shortest one that still crashes. Returns the first
+ * The runner's history in its batch is a function of the record, so it can
+ * be replayed (what earlier batches of a runner that took several left
+ * behind is not: --runner-lifetime-ms 0 makes every batch a fresh runner): first all of it, then
+ * shorter and shorter suffixes, to find the shortest one that still crashes. Returns the first
  * iteration of that suffix, or 0 when even the whole history does not
  * crash. */
 static uint64_t helper_find_history(Helper *hp, const void *job, const Classification *want,

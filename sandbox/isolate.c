@@ -205,7 +205,7 @@ static void close_range_of(unsigned from, unsigned to)
                 close((int)fd);
 }
 
-int sandbox_isolate(const Sandbox *s)
+int sandbox_isolate(const Sandbox *s, int keep_fd)
 {
         if (!s)
                 return -EINVAL;
@@ -230,13 +230,22 @@ int sandbox_isolate(const Sandbox *s)
                         return -errno;
         }
 
-        /* Keep 1 and 2 (the output pipe) and the supervisor's socket. */
-        close_range_of(0, 0);
-        if (s->child_fd > 2) {
-                close_range_of(3, (unsigned)s->child_fd - 1);
-                close_range_of((unsigned)s->child_fd + 1, ~0u);
-        } else {
-                close_range_of(3, ~0u);
+        /* Keep 1 and 2 (the output pipe), the supervisor's socket and
+         * keep_fd: close what lies between them, in order. */
+        int keep[2] = {s->child_fd, keep_fd};
+        if (keep[0] > keep[1]) {
+                keep[0] = keep_fd;
+                keep[1] = s->child_fd;
         }
+        close_range_of(0, 0);
+        unsigned from = 3;
+        for (int i = 0; i < 2; i++) {
+                if (keep[i] < (int)from)
+                        continue;
+                if ((unsigned)keep[i] > from)
+                        close_range_of(from, (unsigned)keep[i] - 1);
+                from = (unsigned)keep[i] + 1;
+        }
+        close_range_of(from, ~0u);
         return 0;
 }

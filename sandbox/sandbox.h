@@ -80,10 +80,11 @@ bool sandbox_has_namespaces(const Sandbox *s);
  * In a freshly forked runner, first thing: a process group of its own (the
  * worker kills the whole group when the runner ends), the empty root, no
  * capabilities, and every file descriptor closed but 1 and 2 (the runner's
- * output pipe) and the supervisor's socket. Allocates nothing. Returns 0 or
- * a negative errno (the runner must not run the target then).
+ * output pipe), the supervisor's socket and @keep_fd (the worker's control
+ * socket, or -1). Allocates nothing. Returns 0 or a negative errno (the
+ * runner must not run the target then).
  */
-int sandbox_isolate(const Sandbox *s);
+int sandbox_isolate(const Sandbox *s, int keep_fd);
 
 /*
  * In the runner, the last step before the target runs: RLIMIT_CORE 0,

@@ -154,6 +154,18 @@ Test(cli, help_and_version)
         sf_run_free(&r);
 }
 
+static cJSON *read_stats(const char *out);
+
+/* Runs snapfuzz with @args, which must succeed, and returns OUT/stats.json. */
+static cJSON *stats_of_run(const char **args, const char *out)
+{
+        SfRun r;
+        sf_run(&r, 60, args);
+        cr_assert_eq(r.exit_code, 0, "stderr:\n%s", r.err);
+        sf_run_free(&r);
+        return read_stats(out);
+}
+
 static cJSON *read_stats(const char *out)
 {
         char path[512];
@@ -288,13 +300,9 @@ Test(lifecycle, stats_report_what_the_coordinator_itself_costs, .timeout = 120)
         char *dir = sf_tmpdir();
         char out[512];
         snprintf(out, sizeof(out), "%s/out", dir);
-        SfRun r;
         const char *args[] = {
             "run", sf_target("recorder"), "--out", out, "--workers", "2", "--runs", "300000", NULL};
-        sf_run(&r, 60, args);
-        cr_assert_eq(r.exit_code, 0, "stderr:\n%s", r.err);
-        sf_run_free(&r);
-        cJSON *st = read_stats(out);
+        cJSON *st = stats_of_run(args, out);
         const cJSON *cpu = cJSON_GetObjectItem(st, "coordinator_cpu_s");
         const cJSON *events = cJSON_GetObjectItem(st, "worker_events");
         cr_assert(cJSON_IsNumber(cpu) && cJSON_IsNumber(events), "both figures are in stats.json");
@@ -312,4 +320,38 @@ Test(lifecycle, stats_report_what_the_coordinator_itself_costs, .timeout = 120)
                      "the coordinator's own time (%.3f s in %.3f s), not its workers'",
                      cpu->valuedouble, elapsed);
         cJSON_Delete(st);
+}
+
+/* A runner takes batch after batch for --runner-lifetime-ms (default
+ * 500), and stats.json says how many processes ran the batches; 0 gives
+ * every batch a fresh runner forked from the snapshot. */
+static void batches_and_runners(const char *lifetime, double *batches, double *runners)
+{
+        char *dir = sf_tmpdir();
+        char out[512];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        const char *args[] = {
+            "run", sf_target("recorder"),  "--out",  out, "--workers", "1", "--max-total-time",
+            "3",   "--runner-lifetime-ms", lifetime, NULL};
+        cJSON *st = stats_of_run(args, out);
+        const cJSON *b = cJSON_GetObjectItem(st, "batches");
+        const cJSON *n = cJSON_GetObjectItem(st, "runners_forked");
+        cr_assert(cJSON_IsNumber(b) && cJSON_IsNumber(n), "both figures are in stats.json");
+        *batches = b->valuedouble;
+        *runners = n->valuedouble;
+        cJSON_Delete(st);
+}
+
+Test(lifecycle, a_runner_takes_many_batches_unless_told_otherwise, .timeout = 120)
+{
+        double batches, runners;
+        batches_and_runners("500", &batches, &runners);
+        cr_expect_geq(batches, 20, "3 s of 20 ms batches");
+        cr_expect_geq(runners, 1);
+        cr_expect_leq(runners * 3, batches, "%.0f runners ran %.0f batches", runners, batches);
+
+        batches_and_runners("0", &batches, &runners);
+        cr_expect_geq(batches, 10);
+        cr_expect_eq(runners, batches, "--runner-lifetime-ms 0: %.0f runners for %.0f batches",
+                     runners, batches);
 }

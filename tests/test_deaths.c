@@ -290,8 +290,12 @@ Test(deaths, state_dependent_crash_is_stored_as_the_shortest_suffix, .timeout = 
         char out[512], path[800];
         snprintf(out, sizeof(out), "%s/out", dir);
         SfRun r;
-        const char *args[] = {"run", sf_target("deaths_state"), "--out", out, "--workers",
-                              "1",   "--max-total-time",        "120",   NULL};
+        /* Every batch in a fresh runner: the three inputs must be in the
+         * history of one batch for its replay to find them (a runner that
+         * takes many batches would carry the state over, app/runner.h). */
+        const char *args[] = {
+            "run", sf_target("deaths_state"), "--out", out, "--workers", "1", "--max-total-time",
+            "120", "--runner-lifetime-ms",    "0",     NULL};
         sf_run(&r, 200, args);
         cr_assert_eq(r.exit_code, 1, "expected a crash:\n%s", r.err);
         sf_run_free(&r);

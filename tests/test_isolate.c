@@ -62,7 +62,7 @@ static int runner_checks(const Sandbox *s, int inherited_fd, int port, bool name
 {
         int failed = 0;
 
-        if (sandbox_isolate(s) < 0)
+        if (sandbox_isolate(s, -1) < 0)
                 return CHECK_ISOLATE;
         if (getpgrp() != getpid())
                 failed |= CHECK_GROUP;
