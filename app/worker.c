@@ -638,7 +638,10 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         /* A runner that waits for a batch takes this one if it is a plain
          * fuzz batch (the kind it will take, app/runner.h) and it is still
          * there; otherwise it goes, and a fresh one is forked. */
-        bool reuse = !rebuild && h->mode == RECORD_MODE_FUZZ && !msg_bool(cmd, "fresh", 0) &&
+        bool retried = false;
+retry:;
+        bool reuse = !retried && !rebuild && h->mode == RECORD_MODE_FUZZ &&
+                     !msg_bool(cmd, "fresh", 0) &&
                      !(h->batch_flags & (RECORD_BATCH_REPLAY | RECORD_BATCH_LEAK_CHECK)) &&
                      !(h->flags & RECORD_F_CUSTOM);
         if (w->run.pid > 0 && (!reuse || !worker_runner_go(w)))
@@ -753,6 +756,16 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
                 worker_runner_gone(w);
         else if (!done || out_fd < 0)
                 worker_retire_runner(w); /* not one to keep: a failed poll, a closed output */
+        /* A runner that was dying while it waited (killed from outside:
+         * its exit takes a millisecond or more, and its socket and pidfd
+         * say nothing until it is done) never started this batch: no input
+         * of it ran. The batch goes to a fresh runner, once. */
+        if (ended && !forked && !retried && kill_reason == KILL_NONE &&
+            h->runner_state == RECORD_RUNNER_IDLE && h->count == 0) {
+                retried = true;
+                memset(record_death(w->region), 0, sizeof(RecordDeath));
+                goto retry;
+        }
 
         double elapsed = (double)(clock_now_ns() - started_ns) / 1e6;
         RecordFinds *finds = record_finds(w->region, &w->layout);
