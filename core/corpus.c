@@ -64,6 +64,7 @@ struct Corpus {
         uint32_t *best;  /* per dense index: entry index + 1 */
         uint32_t *fid;   /* per dense index: the feature's id */
         uint32_t *freq;  /* per dense index: active entries reaching it */
+        double *rarity;  /* per dense index: 1 / freq, from the last recompute */
         uint8_t *mark;   /* per dense index: scratch */
         size_t n_feat, cap_feat;
 
@@ -122,6 +123,7 @@ void corpus_free(Corpus *c)
         free(c->best);
         free(c->fid);
         free(c->freq);
+        free(c->rarity);
         free(c->mark);
         free(c->active);
         free(c->cum);
@@ -243,6 +245,10 @@ static int grow_features(Corpus *c)
                 if (!f)
                         return -ENOMEM;
                 c->freq = f;
+                double *rr = realloc(c->rarity, cap * sizeof(double));
+                if (!rr)
+                        return -ENOMEM;
+                c->rarity = rr;
                 uint8_t *m = realloc(c->mark, cap);
                 if (!m)
                         return -ENOMEM;
@@ -410,6 +416,10 @@ static int corpus_recompute(Corpus *c)
                 for (uint32_t k = 0; k < e->n_feat; k++)
                         c->mark[e->feat[k]] = 1;
         }
+        /* One division per feature, not one per feature of every entry
+         * (expat's corpus: some 10^6 of them a recompute). */
+        for (size_t f = 0; f < c->n_feat; f++)
+                c->rarity[f] = c->freq[f] ? 1.0 / (double)c->freq[f] : 0;
         double mean_len = c->n_active ? sum_len / (double)c->n_active : 1;
         double sum_w = 0;
         uint64_t cost = 0;
@@ -418,7 +428,7 @@ static int corpus_recompute(Corpus *c)
                 Entry *e = &c->entries[act[a]];
                 double rare = 0;
                 for (uint32_t k = 0; k < e->n_feat; k++)
-                        rare += 1.0 / (double)c->freq[e->feat[k]];
+                        rare += c->rarity[e->feat[k]];
                 double w = 1 + (rare < 8 ? rare : 8);
                 w *= ratio_factor((mean_len + 64) / ((double)e->len + 64));
                 if (e->exec_ns && mean_ns > 0)
