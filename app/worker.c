@@ -751,7 +751,8 @@ retry:;
                         kill_deadline = now + WORKER_DUMP_GRACE_MS;
                 }
         }
-        w->run.out_fd = out_fd;
+        /* out_fd is what the loop polls (-1 once at end of file);
+         * w->run.out_fd stays the descriptor to close. */
         if (ended)
                 worker_runner_gone(w);
         else if (!done || out_fd < 0)
