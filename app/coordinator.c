@@ -96,6 +96,8 @@ typedef struct Slot {
         double rate;        /* executions per millisecond, from the last batch */
         double overhead_ms; /* what a batch costs beyond its loop (decaying mean) */
         int64_t busy_since;
+        uint64_t seen_count; /* the record's count when check_stuck last saw it move */
+        int64_t moved_ms;
         unsigned restarts;
 } Slot;
 
@@ -701,8 +703,10 @@ static void worker_gone(Coordinator *c, Slot *s)
 }
 
 /* A batch is short by design (COORD_BATCH_MS); a worker whose batch takes
- * far longer than its measured speed and the hang timeout allow has
- * stopped answering. */
+ * far longer than its measured speed and the hang timeout allow, and whose
+ * record's count has not moved meanwhile, has stopped answering. A batch
+ * whose inputs all happen to be slow (a decoder's large images) is long but
+ * moving: the worker's own timeout deals with an input that hangs. */
 static void check_stuck(Coordinator *c)
 {
         int64_t now = clock_now_ms();
@@ -710,10 +714,17 @@ static void check_stuck(Coordinator *c)
                 Slot *s = &c->slots[i];
                 if (!s->alive || !s->busy)
                         continue;
+                uint64_t count =
+                    __atomic_load_n(&record_header(wproc_region(s->w))->count, __ATOMIC_RELAXED);
+                if (count != s->seen_count) {
+                        s->seen_count = count;
+                        s->moved_ms = now;
+                }
+                int64_t since = s->moved_ms > s->busy_since ? s->moved_ms : s->busy_since;
                 double expected = s->rate > 0 ? (double)s->iters / s->rate : 0;
                 int64_t allowed =
                     30000 + (int64_t)(expected * 20) + 3 * (int64_t)c->cfg->timeout_ms + 5000;
-                if (now - s->busy_since > allowed)
+                if (now - since > allowed)
                         restart_slot(c, s, "stopped answering");
         }
 }
@@ -861,6 +872,35 @@ static void pack_bases(Coordinator *c, Slot *s, WprocBatch *b)
         b->packed = 1;
 }
 
+/* A decoder's inputs differ a thousandfold in speed: the last batch's rate,
+ * applied to bases that are much slower, made batches of tens of seconds
+ * (libjpeg-turbo, once runners stopped paying a fork per batch), whose
+ * finds wait that long to be scheduled. The bases' own execution times
+ * (measured when they were found) cap the batch at
+ * COORD_SLOW_SLACK x its length, and at least COORD_MIN_SLOW_ITERS. */
+#define COORD_SLOW_SLACK 2.0
+#define COORD_MIN_SLOW_ITERS (2 * COORD_CHAIN_LEN)
+
+static void cap_by_bases(Coordinator *c, const Slot *s, WprocBatch *b)
+{
+        double sum = 0;
+        unsigned known = 0;
+        for (unsigned i = 0; i < s->n_bases; i++) {
+                uint64_t ns = corpus_exec_ns(c->corpus, s->bases[i]);
+                if (ns) {
+                        sum += (double)ns;
+                        known++;
+                }
+        }
+        if (!known)
+                return;
+        double cap = batch_ms(c, s) * 1e6 * COORD_SLOW_SLACK / (sum / known);
+        if (cap < COORD_MIN_SLOW_ITERS)
+                cap = COORD_MIN_SLOW_ITERS;
+        if ((double)b->iters > cap)
+                b->iters = (uint64_t)cap;
+}
+
 static void dispatch_one(Coordinator *c, Slot *s)
 {
         WprocBatch b = {.batch_id = ++c->batch_ids, .chain_len = COORD_CHAIN_LEN};
@@ -916,8 +956,10 @@ static void dispatch_one(Coordinator *c, Slot *s)
                 if (want > COORD_MAX_ITERS)
                         want = COORD_MAX_ITERS;
                 b.iters = (uint64_t)want;
-                if (n && !c->legacy_schedule)
+                if (n && !c->legacy_schedule) {
                         pack_bases(c, s, &b);
+                        cap_by_bases(c, s, &b);
+                }
                 b.table = dicts_table(c->dicts, &b.table_len);
                 b.len_limit = (uint32_t)c->mutsched.len_limit;
                 b.op_weights = c->mutsched.weights;
@@ -944,6 +986,7 @@ static void dispatch_one(Coordinator *c, Slot *s)
         s->seed_hi = seed_hi;
         s->busy = true;
         s->busy_since = clock_now_ms();
+        s->seen_count = 0;
         s->iters = b.iters;
 }
 

@@ -534,6 +534,11 @@ size_t corpus_pick_partner(Corpus *c, SfPrng *rng)
         return prng_below(rng, (uint32_t)c->n);
 }
 
+uint64_t corpus_exec_ns(const Corpus *c, size_t i)
+{
+        return i < c->n ? c->entries[i].exec_ns : 0;
+}
+
 size_t corpus_best_features(const Corpus *c, size_t i, uint32_t *ids, size_t cap)
 {
         if (i >= c->n)

@@ -57,6 +57,8 @@ size_t corpus_pick(const Corpus *c, SfPrng *rng);
  * Call once per entry. Returns 0 or -ENOMEM. */
 int corpus_set_features(Corpus *c, size_t i, const uint32_t *ids, size_t n, bool complete,
                         uint64_t exec_ns);
+/* Entry @i's execution time as corpus_set_features got it (0: unknown). */
+uint64_t corpus_exec_ns(const Corpus *c, size_t i);
 
 /* Picks an entry to mutate, in proportion to energy; a partner for
  * crossover, uniformly among active entries. Undefined when empty. */
