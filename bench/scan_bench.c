@@ -4,7 +4,8 @@
  * time (the machines are shared):
  *   cc -O2 -D_GNU_SOURCE -Iinclude -I. bench/scan_bench.c core/coverage.c -o scan_bench
  *   valgrind --tool=callgrind --toggle-collect=coverage_scan ./scan_bench 65536 0.01 200
- * (arguments: counters, fraction touched, scans).
+ * (arguments: counters, fraction touched, scans, and the fraction of
+ * touched counters hit once more than usual in each scan: paths that vary).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,11 +37,12 @@ int main(int argc, char **argv)
                 ctr[idx[i]] = 1;
         coverage_scan(sh);
         int iters = argc > 3 ? atoi(argv[3]) : 200000;
+        double vary = argc > 4 ? atof(argv[4]) : 0;
         double t0 = now();
         size_t found = 0;
         for (int it = 0; it < iters; it++) {
                 for (size_t i = 0; i < touched; i++)
-                        ctr[idx[i]]++;
+                        ctr[idx[i]] += 1 + (vary > 0 && rand() < vary * RAND_MAX);
                 found += coverage_scan(sh);
         }
         double t1 = now();

@@ -1,0 +1,85 @@
+/*
+ * coverage_scan, as the runner's loop uses it: which executions report new
+ * coverage, and that every scan leaves the counters zeroed. Registered
+ * counters are plain arrays standing in for a target's.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/coverage.h"
+
+#define N_COUNTERS 203 /* not a multiple of 8: the tail is scanned byte by byte */
+
+static uint8_t counters[N_COUNTERS];
+
+static CoverageShared *fresh_map(void)
+{
+        int fd = coverage_shared_create();
+        cr_assert_geq(fd, 0);
+        CoverageShared *s = NULL;
+        cr_assert_eq(coverage_shared_map(fd, &s), 0);
+        close(fd);
+        return s;
+}
+
+static void setup(void)
+{
+        coverage_register_counters(counters, counters + N_COUNTERS);
+}
+
+static bool all_zero(void)
+{
+        for (size_t i = 0; i < N_COUNTERS; i++)
+                if (counters[i])
+                        return false;
+        return true;
+}
+
+Test(coverage, the_same_path_again_is_nothing_new_but_more_hits_are, .init = setup)
+{
+        CoverageShared *s = fresh_map();
+
+        counters[10] = 1;
+        counters[100] = 1;
+        cr_expect_eq(coverage_scan(s), 2, "two edges seen for the first time");
+        cr_expect(all_zero(), "the scan zeroes what it read");
+
+        for (int run = 0; run < 3; run++) {
+                counters[10] = 1;
+                counters[100] = 1;
+                cr_expect_eq(coverage_scan(s), 0, "the same hits again (run %d)", run);
+        }
+
+        counters[10] = 5; /* a loop taken more often: another bucket */
+        counters[100] = 1;
+        cr_expect_eq(coverage_scan(s), 1);
+        counters[10] = 6; /* the same bucket as 5 */
+        counters[100] = 1;
+        cr_expect_eq(coverage_scan(s), 0);
+
+        counters[N_COUNTERS - 1] = 1; /* in the tail */
+        cr_expect_eq(coverage_scan(s), 1);
+        cr_expect(all_zero());
+        cr_expect_eq(s->edges, 3);
+        coverage_shared_unmap(s);
+}
+
+Test(coverage, hits_merged_into_one_map_are_new_to_another, .init = setup)
+{
+        CoverageShared *a = fresh_map(), *b = fresh_map();
+
+        counters[40] = 2;
+        cr_expect_eq(coverage_scan(a), 1);
+        counters[40] = 2;
+        cr_expect_eq(coverage_scan(a), 0);
+
+        /* Another run's map knows nothing of what the first one saw. */
+        counters[40] = 2;
+        cr_expect_eq(coverage_scan(b), 1);
+        counters[40] = 2;
+        cr_expect_eq(coverage_scan(b), 0);
+        coverage_shared_unmap(a);
+        coverage_shared_unmap(b);
+}
