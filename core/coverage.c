@@ -169,29 +169,15 @@ static size_t merge_counter(CoverageShared *s, size_t idx, uint8_t hits)
         return 1;
 }
 
-/* Per word of counters (its first counter's place / 8, one slot per word
- * however the regions are aligned): the hits this process last merged
- * there. Successive inputs of a chain mostly take the same paths the same
- * number of times, and hits already merged have nothing new. In the
- * runner's memory only: every runner starts with it empty, and it is
- * emptied when a process scans into another shared map. */
-static uint64_t last_merged[COVERAGE_MAX_COUNTERS / 8];
-static const CoverageShared *last_merged_map;
-
-/* Eight counters at once: the same hits as the last time this word was
- * merged cost one compare; other hits have their buckets looked up without
- * a branch and compared with the eight seen-bytes in one test, so a word
- * with nothing new costs eight table loads and no per-byte branch. Zeroes
- * the counters. */
+/* Eight counters at once: their buckets are looked up without a branch and
+ * compared with the eight seen-bytes in one test, so a word with nothing
+ * new (the common case) costs eight table loads and no per-byte branch.
+ * Zeroes the counters. */
 static inline size_t scan_word(CoverageShared *s, uint8_t *c, size_t idx)
 {
         uint64_t w, seen;
         memcpy(&w, c, 8);
         memset(c, 0, 8);
-        uint64_t *last = &last_merged[idx / 8];
-        if (w == *last)
-                return 0;
-        *last = w;
         uint64_t b = (uint64_t)bucket_lut[w & 0xff] | (uint64_t)bucket_lut[(w >> 8) & 0xff] << 8 |
                      (uint64_t)bucket_lut[(w >> 16) & 0xff] << 16 |
                      (uint64_t)bucket_lut[(w >> 24) & 0xff] << 24 |
@@ -223,14 +209,6 @@ static inline bool block_is_zero(const uint8_t *p)
 size_t coverage_scan(CoverageShared *s)
 {
         size_t found = 0;
-
-        if (__builtin_expect(s != last_merged_map, 0)) {
-                size_t used = (n_counters / 8 + 1) * sizeof(uint64_t);
-                if (last_merged_map)
-                        memset(last_merged, 0,
-                               used < sizeof(last_merged) ? used : sizeof(last_merged));
-                last_merged_map = s;
-        }
 
         for (size_t r = 0; r < n_regions; r++) {
                 uint8_t *c = regions[r].start;
