@@ -662,11 +662,6 @@ static bool runner_batch(const RunnerArgs *a, uint8_t *work, uint8_t *write_end,
         }
         runner_flush_op_stats(h, &trace, op_found);
         h->loop_ns = (uint64_t)clock_now_ns() - loop_start;
-        /* Only a plain fuzz batch leaves the process as it found it for
-         * the next: a custom mutator may keep state that a rebuild from
-         * the seed replays from the fork, and a leak check's sandbox is
-         * not the fuzzing one. */
-        bool again = fuzz && !replaying && !check_leaks && !custom && !(h->flags & RECORD_F_CUSTOM);
         h->runner_state = full ? RECORD_RUNNER_FULL : RECORD_RUNNER_DONE;
-        return again;
+        return runner_batch_may_share(h);
 }

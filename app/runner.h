@@ -45,6 +45,19 @@ enum {
 #define RUNNER_CTL_DONE 'D'
 #define RUNNER_CTL_GO 'G'
 
+/* Whether the batch in @h is one a runner may take after others, and
+ * follow with others: a plain fuzz batch. A custom mutator may keep state
+ * that a rebuild from the seed replays from the fork, a leak check's
+ * sandbox is not the fuzzing one, and a replay must start from the
+ * snapshot. The runner asks it of the batch it ran, the worker of the one
+ * it is about to hand over. */
+static inline bool runner_batch_may_share(const RecordHeader *h)
+{
+        return h->mode == RECORD_MODE_FUZZ &&
+               !(h->batch_flags & (RECORD_BATCH_REPLAY | RECORD_BATCH_LEAK_CHECK)) &&
+               !(h->flags & RECORD_F_CUSTOM);
+}
+
 typedef struct RunnerArgs {
         void *region; /* the worker's shared record */
         const RecordLayout *layout;

@@ -636,14 +636,12 @@ static int worker_run_batch(Worker *w, const cJSON *cmd)
         w->quiet = msg_bool(cmd, "quiet", 0);
 
         /* A runner that waits for a batch takes this one if it is a plain
-         * fuzz batch (the kind it will take, app/runner.h) and it is still
-         * there; otherwise it goes, and a fresh one is forked. */
+         * fuzz batch (runner_batch_may_share) and it is still there;
+         * otherwise it goes, and a fresh one is forked. */
         bool retried = false;
 retry:;
-        bool reuse = !retried && !rebuild && h->mode == RECORD_MODE_FUZZ &&
-                     !msg_bool(cmd, "fresh", 0) &&
-                     !(h->batch_flags & (RECORD_BATCH_REPLAY | RECORD_BATCH_LEAK_CHECK)) &&
-                     !(h->flags & RECORD_F_CUSTOM);
+        bool reuse =
+            !retried && !rebuild && !msg_bool(cmd, "fresh", 0) && runner_batch_may_share(h);
         if (w->run.pid > 0 && (!reuse || !worker_runner_go(w)))
                 worker_retire_runner(w);
         int64_t started_ns = clock_now_ns(), started = started_ns / 1000000;
