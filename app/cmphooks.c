@@ -96,19 +96,29 @@ SF_CMP(8, uint64_t)
  * the case values follow. One case is recorded per call, a different one
  * each time, so a switch reached often enough fills a slot per case
  * without costing a loop over all of them on every call. */
-SF_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases);
-SF_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases)
+static __attribute__((noinline, cold)) void switch_slow(uintptr_t pc, uint64_t val,
+                                                        const uint64_t *cases)
 {
         uint64_t n = cases[0];
         unsigned width = (unsigned)(cases[1] / 8);
 
-        if (__builtin_expect(cmplog_mode == 0, 1) || n == 0 || width > 8)
+        if (n == 0 || width > 8)
                 return;
         uint64_t i = cmplog_live.switch_turn++ % n;
         if (width >= 2)
-                cmplog_int(CALLER_PC() + i, val, cases[2 + i], width, CMPTABLE_F_CONST);
+                cmplog_int(pc + i, val, cases[2 + i], width, CMPTABLE_F_CONST);
         else if (cmplog_mode & CMPLOG_VALUE_PROFILE)
-                cmplog_vp(CALLER_PC() + i, (unsigned)__builtin_popcountll(val ^ cases[2 + i]));
+                cmplog_vp(pc + i, (unsigned)__builtin_popcountll(val ^ cases[2 + i]));
+}
+
+/* A tokenizer's switch runs once a byte: like the comparisons' hooks, the
+ * fast path reads nothing but cmplog_mode (not the case table) and needs
+ * no stack frame. */
+SF_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases);
+SF_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases)
+{
+        if (__builtin_expect(cmplog_mode != 0, 0))
+                switch_slow(CALLER_PC(), val, cases);
 }
 
 /* A divisor the input controls is one comparison away from zero. */
