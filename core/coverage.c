@@ -206,43 +206,117 @@ static inline bool block_is_zero(const uint8_t *p)
         return w == 0;
 }
 
+/* The scalar scan of one region: 64-byte blocks, then words, then bytes. */
+static size_t scan_region_scalar(CoverageShared *s, uint8_t *c, size_t len, size_t base)
+{
+        size_t found = 0, i = 0;
+
+        /* Most of a large target's counters are zero after any one
+         * execution: a 64-byte block is skipped with one test of its eight
+         * words ORed together (kept in registers: the words are loaded
+         * again only for a block that has hits). */
+        for (; i + 64 <= len; i += 64) {
+                if (block_is_zero(c + i))
+                        continue;
+                for (unsigned k = 0; k < 8; k++) {
+                        uint64_t w;
+                        memcpy(&w, c + i + 8 * k, 8);
+                        if (w)
+                                found += scan_word(s, c + i + 8 * k, base + i + 8 * k);
+                }
+        }
+        for (; i + 8 <= len; i += 8) {
+                uint64_t w;
+                memcpy(&w, c + i, 8);
+                if (w)
+                        found += scan_word(s, c + i, base + i);
+        }
+        for (; i < len; i++) {
+                if (c[i]) {
+                        found += merge_counter(s, base + i, c[i]);
+                        c[i] = 0;
+                }
+        }
+        return found;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define COVERAGE_HAVE_AVX2 1
+
+/* The buckets of 32 hit counts at once, without a table in memory: a count
+ * under 16 is classified by its low nibble, a larger one by its high
+ * nibble (two in-register shuffles, then a blend on "high nibble zero"). */
+__attribute__((target("avx2"))) static inline __m256i buckets32(__m256i v)
+{
+        const __m256i lo_lut =
+            _mm256_setr_epi8(0, 1, 2, 4, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 4, 8,
+                             8, 8, 8, 16, 16, 16, 16, 16, 16, 16, 16);
+        const __m256i hi_lut = _mm256_setr_epi8(
+            0, 32, 64, 64, 64, 64, 64, 64, (char)128, (char)128, (char)128, (char)128, (char)128,
+            (char)128, (char)128, (char)128, 0, 32, 64, 64, 64, 64, 64, 64, (char)128, (char)128,
+            (char)128, (char)128, (char)128, (char)128, (char)128, (char)128);
+        const __m256i nib = _mm256_set1_epi8(0x0f);
+        __m256i lo = _mm256_and_si256(v, nib);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nib);
+        __m256i from_hi = _mm256_shuffle_epi8(hi_lut, hi);
+        __m256i from_lo = _mm256_shuffle_epi8(lo_lut, lo);
+        __m256i hi_zero = _mm256_cmpeq_epi8(hi, _mm256_setzero_si256());
+        return _mm256_or_si256(from_hi, _mm256_and_si256(from_lo, hi_zero));
+}
+
+/* The scan with 256-bit vectors: a 64-byte block with hits is classified
+ * and compared with its 64 seen-bytes in registers, and zeroed with two
+ * stores; only a block with something new goes byte by byte. */
+__attribute__((target("avx2"))) static size_t scan_region_avx2(CoverageShared *s, uint8_t *c,
+                                                               size_t len, size_t base)
+{
+        size_t found = 0, i = 0;
+        const __m256i zero = _mm256_setzero_si256();
+
+        for (; i + 64 <= len; i += 64) {
+                __m256i a = _mm256_loadu_si256((const __m256i *)(c + i));
+                __m256i b = _mm256_loadu_si256((const __m256i *)(c + i + 32));
+                __m256i any = _mm256_or_si256(a, b);
+                if (_mm256_testz_si256(any, any))
+                        continue;
+                const uint8_t *seen = &s->seen[base + i];
+                __m256i na =
+                    _mm256_andnot_si256(_mm256_loadu_si256((const __m256i *)seen), buckets32(a));
+                __m256i nb = _mm256_andnot_si256(_mm256_loadu_si256((const __m256i *)(seen + 32)),
+                                                 buckets32(b));
+                __m256i fresh = _mm256_or_si256(na, nb);
+                if (__builtin_expect(!_mm256_testz_si256(fresh, fresh), 0)) {
+                        for (unsigned j = 0; j < 64; j++)
+                                if (c[i + j])
+                                        found += merge_counter(s, base + i + j, c[i + j]);
+                }
+                _mm256_storeu_si256((__m256i *)(c + i), zero);
+                _mm256_storeu_si256((__m256i *)(c + i + 32), zero);
+        }
+        return found + scan_region_scalar(s, c + i, len - i, base + i);
+}
+
+#endif
+
+typedef size_t (*ScanRegionFn)(CoverageShared *, uint8_t *, size_t, size_t);
+
+/* Chosen once, on the first scan, by what the CPU can do. */
+static ScanRegionFn scan_region;
+
 size_t coverage_scan(CoverageShared *s)
 {
         size_t found = 0;
 
-        for (size_t r = 0; r < n_regions; r++) {
-                uint8_t *c = regions[r].start;
-                size_t len = regions[r].len;
-                size_t base = regions[r].offset;
-                size_t i = 0;
-
-                /* Most of a large target's counters are zero after any one
-                 * execution: a 64-byte block is skipped with one test of
-                 * its eight words ORed together (kept in registers: the
-                 * words are loaded again only for a block that has hits). */
-                for (; i + 64 <= len; i += 64) {
-                        if (block_is_zero(c + i))
-                                continue;
-                        for (unsigned k = 0; k < 8; k++) {
-                                uint64_t w;
-                                memcpy(&w, c + i + 8 * k, 8);
-                                if (w)
-                                        found += scan_word(s, c + i + 8 * k, base + i + 8 * k);
-                        }
-                }
-                for (; i + 8 <= len; i += 8) {
-                        uint64_t w;
-                        memcpy(&w, c + i, 8);
-                        if (w)
-                                found += scan_word(s, c + i, base + i);
-                }
-                for (; i < len; i++) {
-                        if (c[i]) {
-                                found += merge_counter(s, base + i, c[i]);
-                                c[i] = 0;
-                        }
-                }
+        if (__builtin_expect(!scan_region, 0)) {
+                scan_region = scan_region_scalar;
+#ifdef COVERAGE_HAVE_AVX2
+                if (__builtin_cpu_supports("avx2"))
+                        scan_region = scan_region_avx2;
+#endif
         }
+        for (size_t r = 0; r < n_regions; r++)
+                found += scan_region(s, regions[r].start, regions[r].len, regions[r].offset);
         return found;
 }
 

@@ -83,3 +83,27 @@ Test(coverage, hits_merged_into_one_map_are_new_to_another, .init = setup)
         coverage_shared_unmap(a);
         coverage_shared_unmap(b);
 }
+
+/* The scan classifies 64 counters at a time (in vector registers where the
+ * CPU has them); every hit count must land in the bucket the table gives,
+ * wherever it sits: new when every other bucket was seen, not new when its
+ * own was. */
+Test(coverage, every_hit_count_lands_in_its_bucket, .init = setup)
+{
+        CoverageShared *s = fresh_map();
+
+        for (unsigned h = 1; h < 256; h++) {
+                uint8_t bucket = coverage_bucket((uint8_t)h);
+                for (size_t at = 0; at < N_COUNTERS; at++) {
+                        s->seen[at] = (uint8_t)~bucket;
+                        counters[at] = (uint8_t)h;
+                        cr_assert_eq(coverage_scan(s), 1, "hits %u at %zu: other buckets seen", h,
+                                     at);
+                        s->seen[at] = bucket;
+                        counters[at] = (uint8_t)h;
+                        cr_assert_eq(coverage_scan(s), 0, "hits %u at %zu: its bucket seen", h, at);
+                        cr_assert(all_zero(), "hits %u at %zu: counters zeroed", h, at);
+                }
+        }
+        coverage_shared_unmap(s);
+}
