@@ -59,8 +59,9 @@ size_t coverage_scan(CoverageShared *shared);
 /* As coverage_scan, for one execution whose features are wanted: also
  * writes the id (counter * 8 + the bucket's bit) of every feature it
  * reached, up to @cap of them, into @ids, and the number it reached (which
- * may exceed @cap) into *ret_n. Reads every counter one by one: for the
- * rare execution whose features are wanted, never for the loop. */
+ * may exceed @cap) into *ret_n. Reads counter by counter wherever 64 of
+ * them are not all zero: for the rare execution whose features are
+ * wanted, never for the loop. */
 size_t coverage_collect(CoverageShared *shared, uint32_t *ids, size_t cap, size_t *ret_n);
 
 /* Whether the counters as they stand (after an execution, before the

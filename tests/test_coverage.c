@@ -107,3 +107,32 @@ Test(coverage, every_hit_count_lands_in_its_bucket, .init = setup)
         }
         coverage_shared_unmap(s);
 }
+
+/* The features of one execution, as a find hands them back: every counter
+ * hit, in order, with its bucket, wherever it sits among zero blocks. */
+Test(coverage, an_execution_s_features_are_listed_in_order, .init = setup)
+{
+        static const size_t at[] = {0, 63, 128, 130, 191, 192, N_COUNTERS - 1};
+        static const uint8_t hits[] = {1, 3, 200, 2, 9, 1, 40};
+        const size_t n_at = sizeof(at) / sizeof(at[0]);
+        CoverageShared *s = fresh_map();
+        uint32_t ids[16];
+        size_t n = 0;
+
+        for (size_t k = 0; k < n_at; k++)
+                counters[at[k]] = hits[k];
+        cr_expect_eq(coverage_collect(s, ids, 16, &n), n_at, "all new");
+        cr_assert_eq(n, n_at);
+        for (size_t k = 0; k < n_at; k++)
+                cr_expect_eq(ids[k], at[k] * 8 + (unsigned)__builtin_ctz(coverage_bucket(hits[k])),
+                             "feature %zu", k);
+        cr_expect(all_zero(), "collect zeroes what it read");
+
+        /* The same again: nothing new, the same list; a cap only cuts it. */
+        for (size_t k = 0; k < n_at; k++)
+                counters[at[k]] = hits[k];
+        cr_expect_eq(coverage_collect(s, ids, 2, &n), 0);
+        cr_expect_eq(n, n_at);
+        cr_expect_eq(ids[1], 63 * 8 + 2);
+        coverage_shared_unmap(s);
+}
