@@ -3,7 +3,7 @@
 
     perf script -F comm,pid,ip,sym,dso -i perf.data |
         profile.py TOOL EXECS PERIOD_NS [--target-syms F] [--target-imports F]
-                   [--mutator-syms F]
+                   [--mutator-syms F] [--target-dso SO]
 
 Reads `perf script` output (one sample: a "comm pid" line, then its call
 chain, leaf first, one frame a line) of a run recorded with a fixed period
@@ -14,8 +14,13 @@ sample stands for PERIOD_NS of CPU time. Each sample goes to one category:
                of the target (--target-syms: a file naming them, one a line),
                and the libc functions they call (--target-imports: the
                target's undefined symbols, one a line)
-  callbacks    a __sanitizer_cov_* callback the target called (snapfuzz's and
-               the bare loop's are no-ops, libFuzzer's record comparisons)
+  hooks        the entry of a __sanitizer_cov_* callback the target called,
+               the sample's leaf: snapfuzz's fast path (a load and a branch
+               when nothing records) and the bare loop's no-ops, the call a
+               target built this way pays in any loop; libFuzzer's hooks do
+               their recording inline, so for libFuzzer this holds some of it
+  callbacks    work below a callback (snapfuzz's recording of operands,
+               libFuzzer's out-of-line recording)
   mutation     the fuzzer's mutator (--mutator-syms: more functions that belong
                to it, such as static helpers whose inlined frames show up
                without their caller)
@@ -41,12 +46,16 @@ import collections
 import os
 import sys
 
-CATEGORIES = ["target", "callbacks", "mutation", "feedback", "loop", "batch", "kernel", "other"]
+CATEGORIES = ["target", "hooks", "callbacks", "mutation", "feedback", "loop", "batch", "kernel", "other"]
 
 MUTATION = ("mutator_mutate", "MutationDispatcher", "LLVMFuzzerMutate")
 FEEDBACK = ("coverage_scan", "coverage_clear", "TracePC", "CollectFeatures", "AddFeature",
             "UpdateFeatureFrequency", "ValueProfileMap")
-CALLBACKS = ("__sanitizer_cov_", "fuzzer::TracePC::HandleCmp")
+# snapfuzz's hooks tail-call their recording (cmp_int_slow and the inline
+# cmplog_int...), so the hook's own frame is gone from those samples.
+CALLBACKS = ("__sanitizer_cov_", "fuzzer::TracePC::HandleCmp", "cmp_int_slow", "cmp1_slow",
+             "switch_slow", "cmplog_int", "cmplog_mem", "cmplog_vp", "cmplog_record_take",
+             "cmplog_slot", "record_bytes", "record_strings", "record_needle")
 BATCH = ("fork", "_Fork", "sandbox_apply", "runner_map_guarded", "runner_install_handlers",
          "do_exit", "do_group_exit", "exit_mmap", "ret_from_fork", "schedule_tail")
 # snapfuzz's coordinator and recovery helper keep the executable's name; its
@@ -77,6 +86,8 @@ LOST_CALLER = [
     ("fuzzer::Fuzzer::RunOne", "loop"),
 ]
 
+TOOL = ""
+TARGET_DSO = None
 TARGET_SYMS = {"LLVMFuzzerTestOneInput"}
 TARGET_IMPORTS = set()
 MUTATOR_SYMS = set()
@@ -116,9 +127,15 @@ def classify(chain, comm):
     syms = [s for s, _ in chain]
     if comm in OTHER_COMMS or any(s.startswith(OTHER_ROOTS) for s in syms):
         return "other"
+    if syms and syms[0].startswith("__sanitizer_cov_"):
+        return "hooks"
     if any(s.startswith(CALLBACKS) for s in syms):
         return "callbacks"
     if any(s in TARGET_SYMS for s in syms):
+        return "target"
+    # A frame of the target's shared object whose symbol perf could not
+    # name (snapfuzz and the bare loop load the target as one).
+    if TARGET_DSO and any(d == TARGET_DSO for _, d in chain):
         return "target"
     if any(any(m in s for m in MUTATION) or s in MUTATOR_SYMS for s in syms):
         return "mutation"
@@ -136,6 +153,13 @@ def classify(chain, comm):
                 return cat
     if any(s.startswith(BATCH) for s in syms):
         return "batch"
+    # A chain that never leaves libc lost its caller in libc's allocator or
+    # getenv (perf's unwinder gives up there now and then). snapfuzz's
+    # runner and the bare loop call no such function per execution outside
+    # frames of their own executable: the target called it.
+    if chain and "libc.so" in chain[0][1] and TOOL in ("snapfuzz", "bare") and all(
+            "libc.so" in d or d == "inlined" for _, d in chain if not d.startswith("[unknown")):
+        return "target"
     if any(s.startswith("worker_main") for s in syms) and "runner_main" not in syms:
         return "other"
     if chain and chain[0][1] == "[kernel.kallsyms]":
@@ -156,7 +180,11 @@ def main():
     p.add_argument("--target-syms")
     p.add_argument("--mutator-syms")
     p.add_argument("--target-imports")
+    p.add_argument("--target-dso")
     a = p.parse_args()
+    global TOOL, TARGET_DSO
+    TOOL = a.tool
+    TARGET_DSO = os.path.realpath(a.target_dso) if a.target_dso else None
     if a.target_imports:
         TARGET_IMPORTS.update(libc_base(n) for n in read_names(a.target_imports))
     if a.target_syms:
