@@ -301,20 +301,28 @@ __attribute__((target("avx2"))) static size_t scan_region_avx2(CoverageShared *s
 
 typedef size_t (*ScanRegionFn)(CoverageShared *, uint8_t *, size_t, size_t);
 
-/* Chosen once, on the first scan, by what the CPU can do. */
+/* Chosen once, on the first scan, by what the CPU can do (or by
+ * coverage_use_vectors). */
 static ScanRegionFn scan_region;
+
+bool coverage_use_vectors(bool on)
+{
+        scan_region = scan_region_scalar;
+#ifdef COVERAGE_HAVE_AVX2
+        if (on && __builtin_cpu_supports("avx2")) {
+                scan_region = scan_region_avx2;
+                return true;
+        }
+#endif
+        return false;
+}
 
 size_t coverage_scan(CoverageShared *s)
 {
         size_t found = 0;
 
-        if (__builtin_expect(!scan_region, 0)) {
-                scan_region = scan_region_scalar;
-#ifdef COVERAGE_HAVE_AVX2
-                if (__builtin_cpu_supports("avx2"))
-                        scan_region = scan_region_avx2;
-#endif
-        }
+        if (__builtin_expect(!scan_region, 0))
+                (void)coverage_use_vectors(true);
         for (size_t r = 0; r < n_regions; r++)
                 found += scan_region(s, regions[r].start, regions[r].len, regions[r].offset);
         return found;

@@ -56,6 +56,12 @@ void coverage_clear(void);
  * syscall. */
 size_t coverage_scan(CoverageShared *shared);
 
+/* Whether coverage_scan classifies counters in vector registers (AVX2)
+ * when the CPU has them (the default) or eight at a time in general
+ * registers (@on false: for tests and benchmarks of that path). Returns
+ * whether vectors are used. */
+bool coverage_use_vectors(bool on);
+
 /* As coverage_scan, for one execution whose features are wanted: also
  * writes the id (counter * 8 + the bucket's bit) of every feature it
  * reached, up to @cap of them, into @ids, and the number it reached (which
