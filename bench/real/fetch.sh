@@ -2,7 +2,8 @@
 # Fetches the upstream sources of the benchmark's libraries from Debian
 # (apt-get source), installing what the benchmark needs on the way: a deb-src
 # entry mirroring the machine's deb entries, dpkg-dev (dpkg-source), afl++,
-# gnuplot-nox and the build tools of each library (autotools, cmake).
+# gnuplot-nox and the build tools of each library (autotools, cmake, and
+# tclsh, which generates sqlite's amalgamation).
 #
 # usage: bench/real/fetch.sh [PACKAGE...]   (default: the packages of harnesses.sh)
 # env:   REAL_WORK=DIR  work directory (default bench/real/work)
@@ -42,7 +43,7 @@ fi
 
 need=()
 for p in dpkg-dev afl++ gnuplot-nox autoconf automake libtool pkg-config make \
-         cmake zlib1g-dev clang llvm bc python3; do
+         cmake zlib1g-dev clang llvm bc python3 tcl; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 [ ${#need[@]} -eq 0 ] || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"

@@ -6,7 +6,7 @@
 # pkg_of, write lib_build_<package> (configure and build a static library
 # with the exported CC/CFLAGS) and the cases in harness_link/harness_seeds.
 
-HARNESSES=(libxml2_xml libpng_read expat_parse libjpeg_turbo)
+HARNESSES=(libxml2_xml libpng_read expat_parse libjpeg_turbo sqlite3_ossfuzz)
 
 pkg_of() {
   case $1 in
@@ -14,6 +14,7 @@ pkg_of() {
     libpng_*)  echo libpng1.6 ;;
     expat_*)   echo expat ;;
     libjpeg_turbo*) echo libjpeg-turbo ;;
+    sqlite3_*) echo sqlite3 ;;
     *) echo "unknown harness $1" >&2; return 1 ;;
   esac
 }
@@ -77,6 +78,24 @@ lib_build_libjpeg_turbo() {
   make -j"$1" turbojpeg-static
 }
 
+# OSS-Fuzz's sqlite3 flags (projects/sqlite3/build.sh), for the library and
+# the harness alike: limits on the lengths of values and statements, the
+# memory and the page count, so that inputs do not end in out-of-memory or
+# huge databases that say nothing about SQLite, and SQLITE_DEBUG, which turns
+# on SQLite's assert()s and internal checks (part of what OSS-Fuzz finds; it
+# makes inputs run 1.8-3.5x slower, for every fuzzer alike: README).
+SQLITE3_OSSFUZZ_DEFS=(-DSQLITE_MAX_LENGTH=128000000 -DSQLITE_MAX_SQL_LENGTH=128000000
+  -DSQLITE_MAX_MEMORY=25000000 -DSQLITE_PRINTF_PRECISION_LIMIT=1048576
+  -DSQLITE_DEBUG=1 -DSQLITE_MAX_PAGE_COUNT=16384)
+
+lib_build_sqlite3() {
+  # As OSS-Fuzz: configure's defaults and the amalgamation (sqlite3.c, made
+  # by Tcl scripts from the tree, so tclsh is needed), compiled once into
+  # libsqlite3.a. --disable-tcl: no Tcl extension, so no tcl-dev either.
+  ./configure -q --disable-shared --disable-tcl CFLAGS="$CFLAGS ${SQLITE3_OSSFUZZ_DEFS[*]}"
+  make -j"$1" libsqlite3.la
+}
+
 # harness_link NAME SRC LIBDIR OUTDIR BENCHDIR: writes OUTDIR/{snapfuzz.so,
 # libfuzzer,afl,afl-cmplog,cov}.
 harness_link() {
@@ -101,6 +120,19 @@ harness_link() {
         cc=clang++; files=("$src/fuzz/decompress.cc")
         incs=(-I"$lib/$v" -I"$lib/$v/b")
         libs=("$lib/$v/b/libturbojpeg.a") ;;
+      sqlite3_ossfuzz)
+        # test/ossfuzz.c, OSS-Fuzz's sqlite3 target (sqlite3.h is generated
+        # in the build directory), with one change: its progress handler
+        # stops an input 10 s after it started, under OSS-Fuzz's 25 s
+        # timeout. Here every fuzzer has a 1 s timeout, a recursive CTE
+        # without end is found within seconds, and libFuzzer exits at its
+        # first timeout: the cutoff is 0.5 s, so such inputs end themselves.
+        sed 's/cx\.iLastCb + 10000;/cx.iLastCb + 500;/' "$src/test/ossfuzz.c" > "$out/ossfuzz.c"
+        grep -q 'iLastCb + 500;' "$out/ossfuzz.c" ||
+          { echo "build: ossfuzz.c: the 10 s cutoff was not found" >&2; return 1; }
+        cc=clang; files=("$out/ossfuzz.c")
+        incs=("${SQLITE3_OSSFUZZ_DEFS[@]}" -I"$lib/$v")
+        libs=("$lib/$v/.libs/libsqlite3.a" -lm -ldl -lpthread) ;;
     esac
     case $v in
       sancov)
@@ -138,5 +170,112 @@ harness_seeds() {
         head -c 4096 "$f" > "$3/$(basename "$f")"
       done ;;
     libjpeg_turbo) cp "$2"/testimages/*.jpg "$3/" ;;
+    sqlite3_ossfuzz) sqlite3_seeds "$3" ;;
   esac
+}
+
+# sqlite3_seeds DIR: 12 small SQL scripts, one per area of the language
+# (the source's test/*.test are Tcl, and its test/fuzzdata*.db hold ~35000
+# inputs of earlier fuzzing: a finished corpus, not seeds). The harness runs
+# its input on an in-memory database; if the second byte is a newline, the
+# first is a selector (bit 0: foreign keys, the rest: the limit on result
+# rows), which the last seed shows. Each "-- seed NAME" line starts a file.
+sqlite3_seeds() {
+  awk -v d="$1" '/^-- seed / { f = d "/" $3 ".sql"; next } { print > f }' <<'SQL'
+-- seed basic
+CREATE TABLE t1(a INTEGER PRIMARY KEY, b TEXT, c REAL);
+INSERT INTO t1(b, c) VALUES('one', 1.5), ('two', 2.5), ('three', NULL);
+UPDATE t1 SET c = c * 2 WHERE b LIKE 't%';
+DELETE FROM t1 WHERE c IS NULL;
+SELECT a, b, c FROM t1 WHERE a > 0 ORDER BY b DESC LIMIT 2 OFFSET 0;
+-- seed join
+CREATE TABLE p(id INTEGER PRIMARY KEY, name TEXT UNIQUE);
+CREATE TABLE q(pid INT, v INT);
+CREATE INDEX q_pid ON q(pid, v);
+INSERT INTO p VALUES(1, 'x'), (2, 'y'), (3, 'z');
+INSERT INTO q VALUES(1, 10), (1, 20), (2, 30), (4, 40);
+SELECT p.name, count(q.v), sum(q.v) FROM p LEFT JOIN q ON q.pid = p.id
+  GROUP BY p.id HAVING count(*) > 0 ORDER BY 3;
+SELECT * FROM q WHERE pid IN (SELECT id FROM p) AND EXISTS (SELECT 1 FROM p WHERE id = q.pid);
+-- seed cte
+WITH RECURSIVE cnt(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM cnt WHERE x < 20)
+SELECT x, x * x, x % 3 FROM cnt WHERE x % 2 = 0;
+WITH a(n) AS MATERIALIZED (VALUES(1), (2)) SELECT * FROM a, a AS b;
+-- seed window
+CREATE TABLE s(g TEXT, v INT);
+INSERT INTO s VALUES('a', 1), ('a', 3), ('b', 2), ('b', 5), ('b', 4);
+SELECT g, v, row_number() OVER w, sum(v) OVER (PARTITION BY g ORDER BY v
+  ROWS BETWEEN 1 PRECEDING AND CURRENT ROW), lag(v) OVER w, rank() OVER w
+  FROM s WINDOW w AS (ORDER BY v);
+SELECT g, group_concat(v, '-') FILTER (WHERE v > 1) FROM s GROUP BY g;
+-- seed trigger
+PRAGMA foreign_keys = ON;
+CREATE TABLE parent(id INTEGER PRIMARY KEY);
+CREATE TABLE child(pid REFERENCES parent(id) ON DELETE CASCADE, x);
+CREATE TABLE log(msg);
+CREATE TRIGGER tr AFTER INSERT ON child BEGIN
+  INSERT INTO log VALUES('child ' || new.x);
+END;
+CREATE VIEW v AS SELECT parent.id, child.x FROM parent JOIN child ON pid = id;
+INSERT INTO parent VALUES(1), (2);
+INSERT INTO child VALUES(1, 'a'), (2, 'b');
+DELETE FROM parent WHERE id = 1;
+SELECT * FROM v; SELECT * FROM log;
+-- seed json
+SELECT json('{"a": [1, 2, {"b": null}]}'), json_extract('{"a": {"b": 7}}', '$.a.b');
+SELECT key, value, type FROM json_each('[1, "two", 3.0, true]');
+SELECT json_group_array(x), json_object('k', x) FROM (SELECT 1 AS x UNION SELECT 2);
+SELECT '{"x": [5, 6]}' -> '$.x', '{"x": [5, 6]}' ->> '$.x[1]', json_valid('{');
+-- seed functions
+SELECT printf('%5.2f|%-4s|%x|%q', 3.14159, 'ab', 255, 'it''s'), substr('hello', 2, 3),
+  replace('aaa', 'a', 'bc'), hex('xyz'), quote(x'00ff'), typeof(1.0), abs(-7),
+  round(2.567, 2), upper('mixed'), trim('  t  '), instr('abc', 'c'), unicode('A');
+SELECT sqrt(2), pow(2, 10), log(100), sin(0.5), ceil(1.2), floor(-1.2), mod(7, 3);
+SELECT date('2024-02-28', '+1 day'), strftime('%Y-%j %H:%M', '2020-12-31 23:59:59'),
+  julianday('2000-01-01'), datetime(0, 'unixepoch');
+-- seed upsert
+CREATE TABLE kv(k TEXT PRIMARY KEY, v INT, w INT GENERATED ALWAYS AS (v * 2) STORED) WITHOUT ROWID;
+INSERT INTO kv(k, v) VALUES('a', 1), ('b', 2);
+INSERT INTO kv(k, v) VALUES('a', 10) ON CONFLICT(k) DO UPDATE SET v = v + excluded.v;
+INSERT OR REPLACE INTO kv(k, v) VALUES('b', 5) RETURNING k, v, w;
+UPDATE kv SET v = -v WHERE k = 'a' RETURNING *;
+-- seed alter
+CREATE TABLE a1(x, y);
+INSERT INTO a1 VALUES(1, 2);
+ALTER TABLE a1 ADD COLUMN z DEFAULT 9;
+ALTER TABLE a1 RENAME COLUMN y TO yy;
+ALTER TABLE a1 RENAME TO a2;
+ALTER TABLE a2 DROP COLUMN x;
+PRAGMA table_info(a2);
+PRAGMA integrity_check;
+VACUUM;
+SELECT * FROM a2;
+-- seed text
+CREATE TABLE b(id INTEGER PRIMARY KEY, t TEXT COLLATE NOCASE, d BLOB);
+CREATE INDEX b_lt ON b(lower(t)) WHERE t IS NOT NULL;
+INSERT INTO b(t, d) VALUES('Abc', zeroblob(4)), ('abd', x'0102'), (NULL, randomblob(3));
+SELECT t, length(d), CASE WHEN t GLOB 'A*' THEN 'upper' ELSE 'other' END,
+  CAST(t AS INTEGER), t = 'ABC' FROM b WHERE lower(t) > 'a' ORDER BY t COLLATE BINARY;
+-- seed compound
+SELECT 1 AS n UNION SELECT 2 UNION ALL SELECT 2 ORDER BY n;
+SELECT 'a' INTERSECT SELECT 'a' EXCEPT SELECT 'b';
+VALUES(1, 'x'), (2, 'y');
+SELECT DISTINCT x FROM (SELECT 3 AS x UNION ALL SELECT 3) WHERE x BETWEEN 1 AND 5;
+SELECT (SELECT max(y) FROM (SELECT 4 AS y)), coalesce(NULL, nullif(1, 1), 'z'), iif(1, 'y', 'n');
+-- seed transaction
+A
+CREATE TEMP TABLE tt(x);
+BEGIN;
+INSERT INTO tt VALUES(1);
+SAVEPOINT sp;
+INSERT INTO tt VALUES(2);
+ROLLBACK TO sp;
+RELEASE sp;
+COMMIT;
+ATTACH ':memory:' AS aux;
+CREATE TABLE aux.t(y);
+INSERT INTO aux.t SELECT x FROM tt;
+SELECT * FROM aux.t, temp.tt;
+EXPLAIN QUERY PLAN SELECT * FROM aux.t WHERE y = 1;
+SQL
 }
