@@ -180,7 +180,8 @@ Test(custom_mutator, a_mutator_with_state_since_the_fork_is_rebuilt_from_the_see
             cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "chain"), "index"));
         const char *how = cJSON_GetStringValue(cJSON_GetObjectItem(rcv, "rebuilt_in_runner"));
         if (chain > 0)
-                cr_expect_str_eq(how, "seed", "chain %g", chain);
+                cr_expect_str_eq(how, "seed", "chain %g: rebuilt from %s", chain,
+                                 how ? how : "(none)");
         else
                 cr_expect(how && (strcmp(how, "slot") == 0 || strcmp(how, "seed") == 0), "%s",
                           how ? how : "(none)");
