@@ -206,6 +206,20 @@ static inline bool block_is_zero(const uint8_t *p)
         return w == 0;
 }
 
+/* The 64 counters at @c (their first at @idx of the map) word by word:
+ * merges and zeroes every word with hits. */
+static inline size_t scan_block(CoverageShared *s, uint8_t *c, size_t idx)
+{
+        size_t found = 0;
+        for (unsigned k = 0; k < 8; k++) {
+                uint64_t w;
+                memcpy(&w, c + 8 * k, 8);
+                if (w)
+                        found += scan_word(s, c + 8 * k, idx + 8 * k);
+        }
+        return found;
+}
+
 /* The scalar scan of one region: 64-byte blocks, then words, then bytes. */
 static size_t scan_region_scalar(CoverageShared *s, uint8_t *c, size_t len, size_t base)
 {
@@ -215,16 +229,9 @@ static size_t scan_region_scalar(CoverageShared *s, uint8_t *c, size_t len, size
          * execution: a 64-byte block is skipped with one test of its eight
          * words ORed together (kept in registers: the words are loaded
          * again only for a block that has hits). */
-        for (; i + 64 <= len; i += 64) {
-                if (block_is_zero(c + i))
-                        continue;
-                for (unsigned k = 0; k < 8; k++) {
-                        uint64_t w;
-                        memcpy(&w, c + i + 8 * k, 8);
-                        if (w)
-                                found += scan_word(s, c + i + 8 * k, base + i + 8 * k);
-                }
-        }
+        for (; i + 64 <= len; i += 64)
+                if (!block_is_zero(c + i))
+                        found += scan_block(s, c + i, base + i);
         for (; i + 8 <= len; i += 8) {
                 uint64_t w;
                 memcpy(&w, c + i, 8);
@@ -267,7 +274,7 @@ __attribute__((target("avx2"))) static inline __m256i buckets32(__m256i v)
 
 /* The scan with 256-bit vectors: a 64-byte block with hits is classified
  * and compared with its 64 seen-bytes in registers, and zeroed with two
- * stores; only a block with something new goes byte by byte. */
+ * stores; only a block with something new goes the scalar way. */
 __attribute__((target("avx2"))) static size_t scan_region_avx2(CoverageShared *s, uint8_t *c,
                                                                size_t len, size_t base)
 {
@@ -287,9 +294,8 @@ __attribute__((target("avx2"))) static size_t scan_region_avx2(CoverageShared *s
                                                  buckets32(b));
                 __m256i fresh = _mm256_or_si256(na, nb);
                 if (__builtin_expect(!_mm256_testz_si256(fresh, fresh), 0)) {
-                        for (unsigned j = 0; j < 64; j++)
-                                if (c[i + j])
-                                        found += merge_counter(s, base + i + j, c[i + j]);
+                        found += scan_block(s, c + i, base + i);
+                        continue;
                 }
                 _mm256_storeu_si256((__m256i *)(c + i), zero);
                 _mm256_storeu_si256((__m256i *)(c + i + 32), zero);
