@@ -25,7 +25,19 @@ typedef struct DynInfo {
         char needed[SAN_MAX_NEEDED][128];
         int n_needed;
         char runpath[1024];
+        /* Sanitizer entry points the target calls but does not define
+         * (built with the default static runtime, which a shared object
+         * leaves to the executable): SAN_* bits. */
+        unsigned undefined;
 } DynInfo;
+
+enum {
+        SAN_UNDEF_ASAN = 1u << 0,
+        SAN_UNDEF_UBSAN = 1u << 1,
+        SAN_UNDEF_MSAN = 1u << 2,
+        SAN_UNDEF_TSAN = 1u << 3,
+        SAN_UNDEF_HWASAN = 1u << 4,
+};
 
 static int read_at(int fd, void *buf, size_t len, off_t off)
 {
@@ -43,6 +55,59 @@ static off_t vaddr_to_off(const Elf64_Phdr *ph, int n, Elf64_Addr a)
         return -1;
 }
 
+/* Which sanitizers' runtime entry points the dynamic symbol table leaves
+ * undefined. Read through the section headers (.dynsym and its string
+ * table); a stripped file without them reports nothing. */
+static unsigned read_undefined(int fd, const Elf64_Ehdr *eh)
+{
+        static const struct {
+                const char *prefix;
+                unsigned bit;
+        } probes[] = {
+            {"__asan_", SAN_UNDEF_ASAN},     {"__ubsan_handle_", SAN_UNDEF_UBSAN},
+            {"__msan_", SAN_UNDEF_MSAN},     {"__tsan_", SAN_UNDEF_TSAN},
+            {"__hwasan_", SAN_UNDEF_HWASAN},
+        };
+        unsigned found = 0;
+        if (eh->e_shnum == 0 || eh->e_shnum > 4096 || eh->e_shentsize != sizeof(Elf64_Shdr))
+                return 0;
+        Elf64_Shdr *sh = calloc(eh->e_shnum, sizeof(Elf64_Shdr));
+        if (!sh || read_at(fd, sh, eh->e_shnum * sizeof(Elf64_Shdr), (off_t)eh->e_shoff) < 0)
+                goto out;
+        for (unsigned i = 0; i < eh->e_shnum; i++) {
+                if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum ||
+                    sh[i].sh_entsize != sizeof(Elf64_Sym))
+                        continue;
+                const Elf64_Shdr *str = &sh[sh[i].sh_link];
+                size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
+                if (n > (1u << 20) || str->sh_size > (64u << 20))
+                        break;
+                Elf64_Sym *syms = calloc(n ? n : 1, sizeof(Elf64_Sym));
+                char *names = malloc(str->sh_size + 1);
+                if (syms && names &&
+                    read_at(fd, syms, n * sizeof(Elf64_Sym), (off_t)sh[i].sh_offset) == 0 &&
+                    read_at(fd, names, str->sh_size, (off_t)str->sh_offset) == 0) {
+                        names[str->sh_size] = 0;
+                        for (size_t k = 0; k < n; k++) {
+                                if (syms[k].st_shndx != SHN_UNDEF ||
+                                    syms[k].st_name >= str->sh_size)
+                                        continue;
+                                const char *name = names + syms[k].st_name;
+                                for (size_t p = 0; p < sizeof(probes) / sizeof(probes[0]); p++)
+                                        if (strncmp(name, probes[p].prefix,
+                                                    strlen(probes[p].prefix)) == 0)
+                                                found |= probes[p].bit;
+                        }
+                }
+                free(syms);
+                free(names);
+                break;
+        }
+out:
+        free(sh);
+        return found;
+}
+
 static int read_dynamic(const char *path, DynInfo *d)
 {
         Elf64_Ehdr eh;
@@ -58,6 +123,7 @@ static int read_dynamic(const char *path, DynInfo *d)
                 goto out;
         if (read_at(fd, ph, eh.e_phnum * sizeof(Elf64_Phdr), (off_t)eh.e_phoff) < 0)
                 goto out;
+        d->undefined = read_undefined(fd, &eh);
         const Elf64_Phdr *dyn = NULL;
         for (int i = 0; i < eh.e_phnum; i++)
                 if (ph[i].p_type == PT_DYNAMIC)
@@ -156,6 +222,53 @@ static bool has_prefix(const char *s, const char *p)
         return strncmp(s, p, strlen(p)) == 0;
 }
 
+#if defined(__x86_64__)
+#define SAN_ARCH "x86_64"
+#elif defined(__aarch64__)
+#define SAN_ARCH "aarch64"
+#elif defined(__i386__)
+#define SAN_ARCH "i386"
+#else
+#define SAN_ARCH "unknown"
+#endif
+
+/* A target built with clang's default, static sanitizer runtime
+ * (-fsanitize=address,fuzzer-no-link without -shared-libasan) calls the
+ * runtime without naming it: a shared object leaves it to the program.
+ * clang's shared build of the same runtime serves it, preloaded. ASan's
+ * runtime has UBSan's handlers in it. */
+static int preload_static_build(const char *target, const DynInfo *d, SanitizerInfo *s, char *why,
+                                size_t whylen)
+{
+        const char *name = NULL;
+        if (d->undefined & SAN_UNDEF_ASAN) {
+                name = "libclang_rt.asan-" SAN_ARCH ".so";
+                s->asan = true;
+        } else if (d->undefined & SAN_UNDEF_UBSAN) {
+                name = "libclang_rt.ubsan_standalone-" SAN_ARCH ".so";
+                s->ubsan = true;
+        } else {
+                const char *which = d->undefined & SAN_UNDEF_MSAN   ? "MemorySanitizer"
+                                    : d->undefined & SAN_UNDEF_TSAN ? "ThreadSanitizer"
+                                                                    : "HWAddressSanitizer";
+                snprintf(why, whylen,
+                         "the target was built with %s, which snapfuzz cannot load into its "
+                         "workers: rebuild it with -fsanitize=address and/or undefined, or "
+                         "without a sanitizer",
+                         which);
+                return -ENOTSUP;
+        }
+        if (!find_runtime(target, d, name, s->preload, sizeof(s->preload))) {
+                snprintf(why, whylen,
+                         "the target was built with clang's static %s runtime and needs its "
+                         "shared build %s, which is not installed here (Debian: apt-get install "
+                         "libclang-rt-14-dev)",
+                         s->asan ? "AddressSanitizer" : "UBSan", name);
+                return -ENOENT;
+        }
+        return 0;
+}
+
 int sanitizer_detect(const char *target, SanitizerInfo *ret, char *why, size_t whylen)
 {
         DynInfo d;
@@ -191,6 +304,11 @@ int sanitizer_detect(const char *target, SanitizerInfo *ret, char *why, size_t w
                 }
                 size_t used = strlen(s.preload);
                 snprintf(s.preload + used, sizeof(s.preload) - used, "%s%s", used ? ":" : "", path);
+        }
+        if (!s.preload[0] && d.undefined) {
+                r = preload_static_build(target, &d, &s, why, whylen);
+                if (r < 0)
+                        return r;
         }
         *ret = s;
         return 0;

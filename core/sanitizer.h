@@ -6,8 +6,10 @@
  * target's dynamic section, finds the runtime it needs on this machine, and
  * workers are exec'd with it preloaded and with options that make
  * sanitizers work inside the sandbox (no symbolizer process, no leak check
- * at exit, abort on error so the runner's handler records the stack). The
- * user does nothing special.
+ * at exit, abort on error so the runner's handler records the stack). A
+ * target built with clang's static runtime (the default) names none: its
+ * undefined __asan_/__ubsan_ entry points tell, and clang's shared build of
+ * that runtime is preloaded. The user does nothing special.
  */
 #pragma once
 

@@ -101,6 +101,26 @@ DEATH_TEST(asan_overflow, 'O', "asan", "heap-buffer-overflow")
 DEATH_TEST(asan_uaf, 'U', "asan", "heap-use-after-free")
 DEATH_TEST(ubsan_overflow, 'N', "ubsan", "signed integer overflow")
 DEATH_TEST(asan_leak, 'L', "leak", "LeakSanitizer: detected memory leaks")
+/* Built with clang's default static runtime (no -shared-libasan): found
+ * the same way, through clang's shared runtime preloaded. */
+DEATH_TEST(asan_static_overflow, 'O', "asan", "heap-buffer-overflow")
+DEATH_TEST(ubsan_static_overflow, 'N', "ubsan", "signed integer overflow")
+
+/* A sanitizer whose runtime cannot be loaded into a worker is one line
+ * that says so, and the usage/load exit code, not a loader error. */
+Test(deaths, a_memory_sanitizer_target_is_refused_with_a_reason, .timeout = 60)
+{
+        char out[512];
+        snprintf(out, sizeof(out), "%s/out", sf_tmpdir());
+        SfRun r;
+        const char *args[] = {
+            "run", sf_target("deaths_msan_static"), "--out", out, "--max-total-time", "5", NULL};
+        sf_run(&r, 30, args);
+        cr_expect_eq(r.exit_code, 2, "exit %d:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "built with MemorySanitizer, which snapfuzz cannot load"),
+                  "stderr: %s", r.err);
+        sf_run_free(&r);
+}
 
 static char *stats_of(const char *out)
 {
