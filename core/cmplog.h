@@ -59,9 +59,14 @@ extern int cmplog_mode;
  * decoder's inner loops compare millions of times an input, and recorded
  * each of them in a 128-slot table that its last few thousand decided.
  * On libjpeg-turbo, recording cost a quarter of the CPU time with a
- * sixteenth of the inputs recording. Whoever sets CMPLOG_RECORD sets
+ * sixteenth of the inputs recording. 2048 rather than 8192: recording
+ * went from 5% of libxml2's runner CPU to 2% (sqlite3: 6% of it), and 10
+ * minutes on libxml2 and sqlite3 covered as many branches or more
+ * (bench/results/budget-2026-11-25.md). Whoever sets CMPLOG_RECORD sets
  * cmplog_record_left too. */
-#define CMPLOG_RECORD_BUDGET 8192u
+#ifndef CMPLOG_RECORD_BUDGET /* can be set at build time for A/B runs */
+#define CMPLOG_RECORD_BUDGET 2048u
+#endif
 extern uint32_t cmplog_record_left;
 
 /* Counts one comparison against the budget: true while it may be recorded. */
