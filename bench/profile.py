@@ -70,19 +70,18 @@ OTHER_ROOTS = ("coordinator_run", "recovery_main", "_dl_start", "_dl_init", "dl_
 # function the target does not import (--target-imports) is the fuzzer's own
 # call; one that only the target calls is the target's. For the few that both
 # call on every execution (AMBIGUOUS), the frame after the leaf decides:
-# runner_main (snapfuzz), bare_loop's main and libFuzzer's ExecuteCallback
+# runner_batch (snapfuzz), bare_loop's main and libFuzzer's ExecuteCallback
 # call the target, so when one of them follows the leaf, the lost frame was
-# most likely the target; a string function that runner_main or
+# most likely the target; a string function that runner_batch or
 # ExecuteCallback call themselves shows their own caller when the frame is
-# lost (worker_run_batch, inlined into worker_main; RunOne), or them when it
-# is not (then counted as the target: the error this rule can make).
+# lost (runner_main; RunOne), or them when it is not (then counted as the
+# target: the error this rule can make).
 AMBIGUOUS = {"memcpy", "memcmp"}
 LOST_CALLER = [
-    ("runner_main", "target"),
+    ("runner_batch", "target"),
     ("main", "target"),
     ("fuzzer::Fuzzer::ExecuteCallback", "target"),
-    ("worker_run_batch", "loop"),
-    ("worker_main", "loop"),
+    ("runner_main", "loop"),
     ("fuzzer::Fuzzer::RunOne", "loop"),
 ]
 
@@ -123,6 +122,22 @@ def is_libc_string(frame):
     return sym.lstrip("_").startswith(("mem", "str", "wmem"))
 
 
+# glibc's allocator and getenv, whose frames perf also shows as "inlined"
+# (their __GI_ aliases and static helpers) instead of naming libc.
+ALLOC_ENV = ("getenv", "malloc", "free", "calloc", "realloc", "int_", "unlink_chunk", "tcache_",
+             "checked_request2size", "alloc_perturb", "libc_malloc", "libc_free", "libc_calloc",
+             "libc_realloc")
+
+
+def is_libc_alloc_or_env(frame):
+    sym, dso = frame
+    if "libc.so" in dso:
+        return True
+    name = sym.lstrip("_")
+    name = name[3:].lstrip("_") if name.startswith("GI_") else name
+    return dso == "inlined" and name.startswith(ALLOC_ENV)
+
+
 def classify(chain, comm):
     syms = [s for s, _ in chain]
     if comm in OTHER_COMMS or any(s.startswith(OTHER_ROOTS) for s in syms):
@@ -157,7 +172,7 @@ def classify(chain, comm):
     # getenv (perf's unwinder gives up there now and then). snapfuzz's
     # runner and the bare loop call no such function per execution outside
     # frames of their own executable: the target called it.
-    if chain and "libc.so" in chain[0][1] and TOOL in ("snapfuzz", "bare") and all(
+    if chain and is_libc_alloc_or_env(chain[0]) and TOOL in ("snapfuzz", "bare") and all(
             "libc.so" in d or d == "inlined" for _, d in chain if not d.startswith("[unknown")):
         return "target"
     if any(s.startswith("worker_main") for s in syms) and "runner_main" not in syms:
