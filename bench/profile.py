@@ -122,20 +122,23 @@ def is_libc_string(frame):
     return sym.lstrip("_").startswith(("mem", "str", "wmem"))
 
 
-# glibc's allocator and getenv, whose frames perf also shows as "inlined"
-# (their __GI_ aliases and static helpers) instead of naming libc.
+# glibc's allocator, getenv and stdio, whose frames perf also shows as
+# "inlined" (their __GI_ aliases and static helpers) instead of naming libc.
 ALLOC_ENV = ("getenv", "malloc", "free", "calloc", "realloc", "int_", "unlink_chunk", "tcache_",
              "checked_request2size", "alloc_perturb", "libc_malloc", "libc_free", "libc_calloc",
-             "libc_realloc")
+             "libc_realloc", "IO_", "vfprintf", "printf", "fprintf", "fwrite", "fputs")
+
+
+def is_alloc_env(frame):
+    """A frame of glibc's allocator, getenv or stdio."""
+    sym, dso = frame
+    name = sym.lstrip("_")
+    name = name[3:].lstrip("_") if name.startswith("GI_") else name
+    return ("libc.so" in dso or dso == "inlined") and name.startswith(ALLOC_ENV)
 
 
 def is_libc_alloc_or_env(frame):
-    sym, dso = frame
-    if "libc.so" in dso:
-        return True
-    name = sym.lstrip("_")
-    name = name[3:].lstrip("_") if name.startswith("GI_") else name
-    return dso == "inlined" and name.startswith(ALLOC_ENV)
+    return "libc.so" in frame[1] or is_alloc_env(frame)
 
 
 def classify(chain, comm):
@@ -166,10 +169,14 @@ def classify(chain, comm):
         for prefix, cat in LOST_CALLER:
             if parent.startswith(prefix) and (prefix != "main" or parent_dso.endswith("bare_loop")):
                 return cat
+    # An allocator, getenv or stdio leaf straight under snapfuzz's
+    # runner_batch, which calls none of them per execution: the target did.
+    if len(chain) > 1 and TOOL == "snapfuzz" and is_alloc_env(chain[0]) and chain[1][0] == "runner_batch":
+        return "target"
     if any(s.startswith(BATCH) for s in syms):
         return "batch"
-    # A chain that never leaves libc lost its caller in libc's allocator or
-    # getenv (perf's unwinder gives up there now and then). snapfuzz's
+    # A chain that never leaves libc lost its caller in libc's allocator,
+    # getenv or stdio (perf's unwinder gives up there now and then). snapfuzz's
     # runner and the bare loop call no such function per execution outside
     # frames of their own executable: the target called it.
     if chain and is_libc_alloc_or_env(chain[0]) and TOOL in ("snapfuzz", "bare") and all(
