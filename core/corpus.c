@@ -470,7 +470,9 @@ static double entry_energy(const Corpus *c, size_t i)
  * corpus it is done once its cost is spread over enough picks (some 10^5
  * features a pick), so that the coordinator stays cheap; in between, new
  * entries are picked with the mean energy. */
+#ifndef CORPUS_COST_PER_PICK /* can be set at build time for A/B runs */
 #define CORPUS_COST_PER_PICK 100000u
+#endif
 
 size_t corpus_schedule_many(Corpus *c, SfPrng *rng, size_t *ret, size_t n)
 {
