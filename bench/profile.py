@@ -137,7 +137,8 @@ def is_alloc_env(frame):
     return ("libc.so" in dso or dso == "inlined") and name.startswith(ALLOC_ENV)
 
 
-def is_libc_alloc_or_env(frame):
+def is_libc_frame(frame):
+    """A frame perf names as libc's, or an "inlined" one of its allocator, getenv or stdio."""
     return "libc.so" in frame[1] or is_alloc_env(frame)
 
 
@@ -179,7 +180,7 @@ def classify(chain, comm):
     # getenv or stdio (perf's unwinder gives up there now and then). snapfuzz's
     # runner and the bare loop call no such function per execution outside
     # frames of their own executable: the target called it.
-    if chain and is_libc_alloc_or_env(chain[0]) and TOOL in ("snapfuzz", "bare") and all(
+    if chain and is_libc_frame(chain[0]) and TOOL in ("snapfuzz", "bare") and all(
             "libc.so" in d or d == "inlined" for _, d in chain if not d.startswith("[unknown")):
         return "target"
     if any(s.startswith("worker_main") for s in syms) and "runner_main" not in syms:
