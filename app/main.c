@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "app/cliopt.h"
-#include "app/coordinator.h"
+#include "engine/coordinator.h"
 #include "app/crashes_cmd.h"
 #include "app/minimize_cmd.h"
-#include "app/reproduce.h"
-#include "app/worker.h"
+#include "engine/reproduce.h"
+#include "worker/worker.h"
 #include "core/elfcheck.h"
 #include "core/log.h"
 #include "sandbox/sandbox.h"

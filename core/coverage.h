@@ -36,7 +36,7 @@ int coverage_shared_map(int fd, CoverageShared **ret);
 void coverage_shared_unmap(CoverageShared *s);
 
 /* Registration, called from the SanitizerCoverage callbacks while the
- * target loads (app/sancov.c). */
+ * target loads (worker/sancov.c). */
 void coverage_register_counters(uint8_t *start, uint8_t *stop);
 void coverage_register_pcs(const uintptr_t *start, const uintptr_t *stop);
 void coverage_register_guards(uint32_t *start, uint32_t *stop);

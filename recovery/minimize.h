@@ -12,7 +12,7 @@
  * and another round while simplification changed bytes and the removal
  * that follows still finds bytes to remove.
  * Each trial runs one candidate through an oracle. The real oracle is a
- * worker (core/wproc.h): every trial runs in a fresh runner forked from the
+ * worker (worker/wproc.h): every trial runs in a fresh runner forked from the
  * worker's snapshot, so a trial that crashes costs a fork, not a process
  * start. Nothing is cached between trials: the result is a function of the
  * input, the target and the budget alone.
@@ -25,7 +25,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/wproc.h"
+#include "worker/wproc.h"
 #include "recovery/classify.h"
 
 /* minimize_*()'s positive outcome: the starting input does not crash the

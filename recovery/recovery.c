@@ -19,7 +19,7 @@
 #include "core/hash.h"
 #include "core/log.h"
 #include "core/msg.h"
-#include "core/wproc.h"
+#include "worker/wproc.h"
 #include "recovery/classify.h"
 #include "recovery/minimize.h"
 #include "recovery/recovery.h"

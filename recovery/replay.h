@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "core/custom.h"
-#include "core/wproc.h"
+#include "worker/wproc.h"
 #include "snapfuzz/record.h"
 
 /* Rebuilds the input of iteration @k (1..count) of the batch in @region
@@ -34,7 +34,7 @@ int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k
  * called the target's custom mutator: @cm must hold the same functions of
  * the same target (the record's flags are checked against it), so these run
  * only where the target is loaded, under the sandbox (the runner's
- * rebuild, app/runner.c). For a record without RECORD_F_CUSTOM_*, @cm is
+ * rebuild, worker/runner.c). For a record without RECORD_F_CUSTOM_*, @cm is
  * ignored. */
 int replay_custom_at(const void *region, const RecordLayout *l, const CustomMutator *cm, uint64_t k,
                      uint8_t *ret, size_t *ret_len);

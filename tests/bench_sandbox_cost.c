@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include "core/msg.h"
-#include "core/wproc.h"
+#include "worker/wproc.h"
 #include "sandbox/sandbox.h"
 
 #define BENCH_MAX_LEN 4096

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cmplog.h"
+#include "worker/cmplog.h"
 #include "snapfuzz/record.h"
 
 static void fresh(void)

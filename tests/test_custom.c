@@ -211,7 +211,7 @@ Test(custom, llvmfuzzermutate_outside_a_step_still_mutates)
 #define ITERS 40u
 #define CHAIN 4u
 
-/* Runs the runner's loop (app/runner.c) over a custom batch and keeps every
+/* Runs the runner's loop (worker/runner.c) over a custom batch and keeps every
  * input it made. */
 static void emulate(void *region, const RecordLayout *l, const CustomMutator *cm,
                     uint8_t inputs[][512], size_t *lens)

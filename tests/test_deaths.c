@@ -312,7 +312,7 @@ Test(deaths, state_dependent_crash_is_stored_as_the_shortest_suffix, .timeout = 
         SfRun r;
         /* Every batch in a fresh runner: the three inputs must be in the
          * history of one batch for its replay to find them (a runner that
-         * takes many batches would carry the state over, app/runner.h). */
+         * takes many batches would carry the state over, worker/runner.h). */
         const char *args[] = {
             "run", sf_target("deaths_state"), "--out", out, "--workers", "1", "--max-total-time",
             "120", "--runner-lifetime-ms",    "0",     NULL};

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cmplog.h"
+#include "worker/cmplog.h"
 #include "recovery/replay.h"
 #include "snapfuzz/mutator.h"
 #include "snapfuzz/record.h"
@@ -92,7 +92,7 @@ typedef enum Stop {
 /* The operators emulate()'s last run applied. */
 static MutatorTrace emulate_trace;
 
-/* Runs the runner's loop (app/runner.c; keep the two in step) over a
+/* Runs the runner's loop (worker/runner.c; keep the two in step) over a
  * region, keeping a copy of every input, exactly as the runner builds them.
  * With @comparisons, each executed input also "runs" fake_target(), whose
  * comparisons the runner's hooks would record. Iterations before the

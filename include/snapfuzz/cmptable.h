@@ -3,7 +3,7 @@
  * recently (integer compares, switch and division operands, memcmp and the
  * string functions), as the input-to-state mutations read them.
  *
- * The runner records operands into a live table (core/cmplog.h) while the
+ * The runner records operands into a live table (worker/cmplog.h) while the
  * target runs, and at the start of some mutation chains copies the live
  * table into the next CmpTable of the replay record
  * (include/snapfuzz/record.h). A mutation only ever reads a frozen table,

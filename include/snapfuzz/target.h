@@ -1,7 +1,7 @@
 /*
  * The target ABI: the libFuzzer conventions a harness exports, and what the
  * snapfuzz executable exports back to it (SanitizerCoverage callbacks and
- * LLVMFuzzerMutate; see app/sancov.c).
+ * LLVMFuzzerMutate; see worker/sancov.c).
  */
 #pragma once
 

@@ -4,7 +4,7 @@
  * a target compares with (memcmp, bcmp, strcmp, strncmp, strcasecmp,
  * strncasecmp, strstr, memmem), all exported from the snapfuzz executable
  * so that a dlopen()ed target binds to them. Each writes the operands into
- * the live comparison table (core/cmplog.h); mutations read it only once
+ * the live comparison table (worker/cmplog.h); mutations read it only once
  * frozen into the replay record.
  *
  * The callbacks run on every comparison the target makes: a load and a
@@ -34,7 +34,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/cmplog.h"
+#include "worker/cmplog.h"
 
 #define SF_EXPORT __attribute__((visibility("default")))
 #define CALLER_PC() ((uintptr_t)__builtin_return_address(0))

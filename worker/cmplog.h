@@ -1,7 +1,7 @@
 /*
  * Comparison feedback, the runner's side: the live table of recent
  * comparison operands that the trace-cmp callbacks and the interposed
- * memcmp family (app/cmphooks.c) write while the target runs, and the
+ * memcmp family (worker/cmphooks.c) write while the target runs, and the
  * freezing of that table into the replay record at chain starts, where
  * mutations read it (include/snapfuzz/cmptable.h, snapfuzz/record.h).
  *

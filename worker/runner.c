@@ -3,7 +3,7 @@
  * every instant, record->count names the input the target is running or
  * has just run, and the PRNG slot of its chain is complete, because
  *   1. the chain's slot, and the comparison table it names (frozen from
- *      the live table the target's comparisons fill, core/cmplog.h), are
+ *      the live table the target's comparisons fill, worker/cmplog.h), are
  *      written before any of its mutations,
  *   2. the input is mutated in a private buffer, then copied to the buffer
  *      the target sees, and only then is count incremented, and
@@ -43,9 +43,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "app/runner.h"
+#include "worker/runner.h"
 #include "core/clock.h"
-#include "core/cmplog.h"
+#include "worker/cmplog.h"
 #include "recovery/replay.h"
 #include "snapfuzz/mutator.h"
 
@@ -166,7 +166,7 @@ static int runner_install_handlers(void)
         return sigprocmask(SIG_UNBLOCK, &unblock, NULL) < 0 ? -errno : 0;
 }
 
-/* libsnapfuzz-malloc.so's switch, when it is loaded (app/malloc_limit.c). */
+/* libsnapfuzz-malloc.so's switch, when it is loaded (worker/malloc_limit.c). */
 static volatile int *runner_malloc_armed;
 
 void runner_prepare(void)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/sandboxlog.h"
+#include "engine/sandboxlog.h"
 #include "core/log.h"
 #include "core/msg.h"
 

@@ -5,10 +5,10 @@
  * LLVMFuzzerMutate for custom mutators. Everything else in snapfuzz is
  * built with hidden visibility, so these are the only symbols a target can
  * bind to, and nothing of ours can interpose on a target's own names (but
- * the memcmp family of app/cmphooks.c, on purpose).
+ * the memcmp family of worker/cmphooks.c, on purpose).
  *
  * The comparison callbacks (trace-cmp, switch, div, gep) and the
- * interposed memcmp family are in app/cmphooks.c.
+ * interposed memcmp family are in worker/cmphooks.c.
  */
 #include <stddef.h>
 #include <stdint.h>

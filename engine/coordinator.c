@@ -31,9 +31,9 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "app/coordinator.h"
-#include "app/dicts.h"
-#include "app/sandboxlog.h"
+#include "engine/coordinator.h"
+#include "engine/dicts.h"
+#include "engine/sandboxlog.h"
 #include "core/corpus.h"
 #include "core/coverage.h"
 #include "core/crashstore.h"
@@ -42,7 +42,7 @@
 #include "core/log.h"
 #include "core/msg.h"
 #include "core/mutsched.h"
-#include "core/wproc.h"
+#include "worker/wproc.h"
 #include "core/writeq.h"
 #include "recovery/classify.h"
 #include "recovery/recovery.h"
@@ -413,7 +413,7 @@ static void helper_event(Coordinator *c, cJSON *m)
                          msg_int(m, "death_to_stored_ms", 0));
                 /* A crash that its batch's history does not reproduce may
                  * need what earlier batches of the same runner left behind
-                 * (app/runner.h): from now on, every batch gets a fresh
+                 * (worker/runner.h): from now on, every batch gets a fresh
                  * runner, so that the next one is stored with its whole
                  * history. A kill from outside depends on nothing. */
                 if (!msg_bool(m, "reproduced", 0) && c->cfg->runner_lifetime_ms > 0 &&

@@ -27,9 +27,9 @@ typedef struct WprocConfig {
         const char *sandbox;      /* "strict", "log" or "off" */
         int cov_fd;               /* shared coverage map; -1: a private one */
         unsigned init_timeout_ms; /* how long loading may take; 0: 120 s */
-        bool value_profile;       /* comparison distances as coverage (core/cmplog.h) */
+        bool value_profile;       /* comparison distances as coverage (worker/cmplog.h) */
         bool detect_leaks;        /* LeakSanitizer checks, for targets built with it */
-        /* How long a runner goes on taking fuzz batches (app/runner.h);
+        /* How long a runner goes on taking fuzz batches (worker/runner.h);
          * 0: one batch per runner. */
         unsigned runner_lifetime_ms;
         /* The policy file's rules as JSON (sandbox_policy_load), or NULL. */

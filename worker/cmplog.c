@@ -1,6 +1,6 @@
 /*
  * The live comparison table and its freezing into the replay record (the
- * rules are in core/cmplog.h and include/snapfuzz/record.h).
+ * rules are in worker/cmplog.h and include/snapfuzz/record.h).
  *
  * Ordering is what keeps recovery exact: a frozen table is complete, gen,
  * chain and checksum included, before cmp_gens counts it and the chain
@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "core/cmplog.h"
+#include "worker/cmplog.h"
 #include "core/coverage.h"
 #include "snapfuzz/record.h"
 

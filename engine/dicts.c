@@ -1,5 +1,5 @@
 /*
- * The run's dictionaries (see app/dicts.h). The table area sent with each
+ * The run's dictionaries (see engine/dicts.h). The table area sent with each
  * batch is rebuilt only when a dictionary changed: the user's tokens first,
  * then the automatic ones not already among them.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/dicts.h"
+#include "engine/dicts.h"
 #include "core/dict.h"
 #include "core/log.h"
 #include "snapfuzz/exitcode.h"

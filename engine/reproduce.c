@@ -11,12 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "app/reproduce.h"
+#include "engine/reproduce.h"
 #include "core/crashstore.h"
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/msg.h"
-#include "core/wproc.h"
+#include "worker/wproc.h"
 #include "recovery/classify.h"
 #include "recovery/replay.h"
 #include "recovery/symbolize.h"

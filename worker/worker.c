@@ -7,7 +7,7 @@
  * worker's pipes, which it closes before running any target code.
  *
  * Per batch the worker seals the record, hands it to the runner that waits
- * for one (a plain fuzz batch, app/runner.h) or forks a runner, and
+ * for one (a plain fuzz batch, worker/runner.h) or forks a runner, and
  * supervises it with a pidfd: it watches the record's count for hangs (--timeout) and the
  * runner's resident memory (--rss-limit-mb), asks for a stack dump before
  * killing, and reports either "done" (with the inputs that found coverage,
@@ -35,12 +35,12 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "app/runner.h"
-#include "app/worker.h"
-#include "core/cmplog.h"
+#include "worker/runner.h"
+#include "worker/worker.h"
+#include "worker/cmplog.h"
 #include "core/coverage.h"
 #include "core/msg.h"
-#include "core/wproc.h"
+#include "worker/wproc.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/supervisor.h"
 #include "snapfuzz/exitcode.h"
@@ -533,7 +533,7 @@ static bool worker_runner_go(Worker *w)
         return write(w->run.ctl_fd, &c, 1) == 1;
 }
 
-/* Forks a runner for the batch in the record (app/runner.h), with its
+/* Forks a runner for the batch in the record (worker/runner.h), with its
  * output pipe, control socket and sandbox supervisor. */
 static int worker_fork_runner(Worker *w, int rebuild)
 {

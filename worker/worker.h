@@ -1,6 +1,6 @@
 /*
  * The worker: `snapfuzz __worker`, started by the coordinator, the recovery
- * helper or `reproduce` (core/wproc.h is the other end). It loads the
+ * helper or `reproduce` (worker/wproc.h is the other end). It loads the
  * target once and becomes the snapshot: a fork server whose runner children
  * run batches of the in-process loop.
  */

@@ -22,7 +22,7 @@
 #include "core/coverage.h"
 #include "core/msg.h"
 #include "core/sanitizer.h"
-#include "core/wproc.h"
+#include "worker/wproc.h"
 #include "snapfuzz/exitcode.h"
 
 #include "snapfuzz/banned.h"
