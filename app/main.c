@@ -16,14 +16,13 @@
 #include <unistd.h>
 
 #include "app/cliopt.h"
-#include "engine/coordinator.h"
 #include "app/crashes_cmd.h"
 #include "app/minimize_cmd.h"
 #include "engine/reproduce.h"
-#include "worker/worker.h"
 #include "core/elfcheck.h"
 #include "core/log.h"
 #include "sandbox/sandbox.h"
+#include "snapfuzz/engine.h"
 #include "snapfuzz/exitcode.h"
 #include "snapfuzz/record.h"
 
@@ -86,7 +85,7 @@ static void usage(FILE *f)
                 "way), 2 bad usage or input, 3 internal error.\n");
 }
 
-static int check_target(RunConfig *cfg)
+static int check_target(SfRunConfig *cfg)
 {
         char why[512];
         int r = elf_check_shared_object(cfg->target, why, sizeof(why));
@@ -101,221 +100,265 @@ static int check_target(RunConfig *cfg)
         return 0;
 }
 
-static int cmd_run(int argc, char **argv)
+/* `snapfuzz run`'s options (enum and table, in --help's order). */
+enum {
+        RUN_OPT_OUT = 1000,
+        RUN_OPT_WORKERS,
+        RUN_OPT_TIME,
+        RUN_OPT_RUNS,
+        RUN_OPT_TIMEOUT,
+        RUN_OPT_RSS,
+        RUN_OPT_MALLOC,
+        RUN_OPT_SEED,
+        RUN_OPT_MAXLEN,
+        RUN_OPT_KEEP,
+        RUN_OPT_SANDBOX,
+        RUN_OPT_SANDBOX_POLICY,
+        RUN_OPT_STATUS,
+        RUN_OPT_DICT,
+        RUN_OPT_VALUE_PROFILE,
+        RUN_OPT_MINIMIZE_TIME,
+        RUN_OPT_NO_MINIMIZE,
+        RUN_OPT_DETECT_LEAKS,
+        RUN_OPT_RUNNER_LIFETIME,
+        RUN_OPT_HELP,
+};
+
+static const struct option run_opts[] = {
+    {"out", required_argument, NULL, RUN_OPT_OUT},
+    {"workers", required_argument, NULL, RUN_OPT_WORKERS},
+    {"max-total-time", required_argument, NULL, RUN_OPT_TIME},
+    {"runs", required_argument, NULL, RUN_OPT_RUNS},
+    {"timeout", required_argument, NULL, RUN_OPT_TIMEOUT},
+    {"rss-limit-mb", required_argument, NULL, RUN_OPT_RSS},
+    {"malloc-limit-mb", required_argument, NULL, RUN_OPT_MALLOC},
+    {"seed", required_argument, NULL, RUN_OPT_SEED},
+    {"max-len", required_argument, NULL, RUN_OPT_MAXLEN},
+    {"keep-going", no_argument, NULL, RUN_OPT_KEEP},
+    {"sandbox", required_argument, NULL, RUN_OPT_SANDBOX},
+    {"sandbox-policy", required_argument, NULL, RUN_OPT_SANDBOX_POLICY},
+    {"status-every", required_argument, NULL, RUN_OPT_STATUS},
+    {"dict", required_argument, NULL, RUN_OPT_DICT},
+    {"use-value-profile", no_argument, NULL, RUN_OPT_VALUE_PROFILE},
+    {"minimize-time", required_argument, NULL, RUN_OPT_MINIMIZE_TIME},
+    {"no-minimize", no_argument, NULL, RUN_OPT_NO_MINIMIZE},
+    {"detect-leaks", required_argument, NULL, RUN_OPT_DETECT_LEAKS},
+    {"runner-lifetime-ms", required_argument, NULL, RUN_OPT_RUNNER_LIFETIME},
+    {"help", no_argument, NULL, RUN_OPT_HELP},
+    {0},
+};
+
+typedef struct RunArgs {
+        SfRunConfig cfg;
+        bool malloc_limit_set;
+        const char *policy_path;
+} RunArgs;
+
+/* One option of `snapfuzz run` into @a. Returns 0, a positive SF_EXIT_*
+ * code to exit with at once (a bad value, after its line; --help), or
+ * -ENOENT for an option it does not know. One case per option: a long
+ * switch, each case a few lines. */
+static int run_option(RunArgs *a, int c)
 {
-        enum {
-                OPT_OUT = 1000,
-                OPT_WORKERS,
-                OPT_TIME,
-                OPT_RUNS,
-                OPT_TIMEOUT,
-                OPT_RSS,
-                OPT_MALLOC,
-                OPT_SEED,
-                OPT_MAXLEN,
-                OPT_KEEP,
-                OPT_SANDBOX,
-                OPT_SANDBOX_POLICY,
-                OPT_STATUS,
-                OPT_DICT,
-                OPT_VALUE_PROFILE,
-                OPT_MINIMIZE_TIME,
-                OPT_NO_MINIMIZE,
-                OPT_DETECT_LEAKS,
-                OPT_RUNNER_LIFETIME,
-                OPT_HELP,
-        };
-        static const struct option opts[] = {
-            {"out", required_argument, NULL, OPT_OUT},
-            {"workers", required_argument, NULL, OPT_WORKERS},
-            {"max-total-time", required_argument, NULL, OPT_TIME},
-            {"runs", required_argument, NULL, OPT_RUNS},
-            {"timeout", required_argument, NULL, OPT_TIMEOUT},
-            {"rss-limit-mb", required_argument, NULL, OPT_RSS},
-            {"malloc-limit-mb", required_argument, NULL, OPT_MALLOC},
-            {"seed", required_argument, NULL, OPT_SEED},
-            {"max-len", required_argument, NULL, OPT_MAXLEN},
-            {"keep-going", no_argument, NULL, OPT_KEEP},
-            {"sandbox", required_argument, NULL, OPT_SANDBOX},
-            {"sandbox-policy", required_argument, NULL, OPT_SANDBOX_POLICY},
-            {"status-every", required_argument, NULL, OPT_STATUS},
-            {"dict", required_argument, NULL, OPT_DICT},
-            {"use-value-profile", no_argument, NULL, OPT_VALUE_PROFILE},
-            {"minimize-time", required_argument, NULL, OPT_MINIMIZE_TIME},
-            {"no-minimize", no_argument, NULL, OPT_NO_MINIMIZE},
-            {"detect-leaks", required_argument, NULL, OPT_DETECT_LEAKS},
-            {"runner-lifetime-ms", required_argument, NULL, OPT_RUNNER_LIFETIME},
-            {"help", no_argument, NULL, OPT_HELP},
-            {0},
-        };
-        RunConfig cfg = {
-            .out_dir = "snapfuzz-out",
-            .timeout_ms = 1000,
-            .rss_limit_mb = 2048,
-            .sandbox = "strict",
-            .status_every_s = 3,
-            .minimize_ms = 1000,
-            .detect_leaks = true,
-            .runner_lifetime_ms = 500,
-        };
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        cfg.workers = cores > 0 ? (unsigned)cores : 1;
-        bool malloc_limit_set = false;
-        const char *policy_path = NULL;
         uint64_t v;
         double d;
-        int c;
 
-        optind = 1;
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-                switch (c) {
-                case OPT_OUT:
-                        if (!*optarg) {
-                                log_error("--out needs a directory");
-                                return SF_EXIT_USAGE;
-                        }
-                        cfg.out_dir = optarg;
-                        break;
-                case OPT_WORKERS:
-                        if (cliopt_u64("--workers", optarg, 1, 256, &v) < 0)
-                                return SF_EXIT_USAGE;
-                        cfg.workers = (unsigned)v;
-                        break;
-                case OPT_TIME:
-                        if (cliopt_u64("--max-total-time", optarg, 0, UINT32_MAX, &v) < 0)
-                                return SF_EXIT_USAGE;
-                        cfg.max_total_time_s = v;
-                        break;
-                case OPT_RUNS:
-                        if (cliopt_u64("--runs", optarg, 0, UINT64_MAX / 2, &v) < 0)
-                                return SF_EXIT_USAGE;
-                        cfg.runs = v;
-                        break;
-                case OPT_TIMEOUT:
-                        if (cliopt_seconds("--timeout", optarg, 0.01, 86400, &d) < 0)
-                                return SF_EXIT_USAGE;
-                        cfg.timeout_ms = (unsigned)(d * 1000);
-                        break;
-                case OPT_RSS:
-                        if (cliopt_u64("--rss-limit-mb", optarg, 0, 1u << 30, &v) < 0)
-                                return SF_EXIT_USAGE;
-                        cfg.rss_limit_mb = (unsigned)v;
-                        break;
-                case OPT_MALLOC:
-                        if (cliopt_u64("--malloc-limit-mb", optarg, 0, 1u << 30, &v) < 0)
-                                return SF_EXIT_USAGE;
-                        cfg.malloc_limit_mb = (unsigned)v;
-                        malloc_limit_set = true;
-                        break;
-                case OPT_SEED:
-                        if (cliopt_u64("--seed", optarg, 0, UINT64_MAX, &v) < 0)
-                                return SF_EXIT_USAGE;
-                        cfg.seed = v;
-                        cfg.seed_set = true;
-                        break;
-                case OPT_MAXLEN:
-                        if (cliopt_u64("--max-len", optarg, 1, RECORD_MAX_LEN_LIMIT, &v) < 0)
-                                return SF_EXIT_USAGE;
-                        cfg.max_len = (size_t)v;
-                        break;
-                case OPT_KEEP:
-                        cfg.keep_going = true;
-                        break;
-                case OPT_SANDBOX: {
-                        SandboxMode m;
-                        if (sandbox_mode_parse(optarg, &m) < 0) {
-                                log_error("--sandbox takes 'strict', 'log' or 'off', not '%s'",
-                                          optarg);
-                                return SF_EXIT_USAGE;
-                        }
-                        cfg.sandbox = sandbox_mode_name(m);
-                        break;
+        switch (c) {
+        case RUN_OPT_OUT:
+                if (!*optarg) {
+                        log_error("--out needs a directory");
+                        return SF_EXIT_USAGE;
                 }
-                case OPT_SANDBOX_POLICY:
-                        policy_path = optarg;
-                        break;
-                case OPT_STATUS:
-                        if (cliopt_u64("--status-every", optarg, 1, 3600, &v) < 0)
-                                return SF_EXIT_USAGE;
-                        cfg.status_every_s = (unsigned)v;
-                        break;
-                case OPT_DICT:
-                        if (!*optarg) {
-                                log_error("--dict needs a file");
-                                return SF_EXIT_USAGE;
-                        }
-                        cfg.dict_path = optarg;
-                        break;
-                case OPT_VALUE_PROFILE:
-                        cfg.value_profile = true;
-                        break;
-                case OPT_MINIMIZE_TIME:
-                        if (cliopt_seconds("--minimize-time", optarg, 0, 3600, &d) < 0)
-                                return SF_EXIT_USAGE;
-                        cfg.minimize_ms = (unsigned)(d * 1000);
-                        break;
-                case OPT_NO_MINIMIZE:
-                        cfg.minimize_ms = 0;
-                        break;
-                case OPT_DETECT_LEAKS:
-                        if (cliopt_u64("--detect-leaks", optarg, 0, 1, &v) < 0)
-                                return SF_EXIT_USAGE;
-                        cfg.detect_leaks = v == 1;
-                        break;
-                case OPT_RUNNER_LIFETIME:
-                        if (cliopt_u64("--runner-lifetime-ms", optarg, 0, 3600000, &v) < 0)
-                                return SF_EXIT_USAGE;
-                        cfg.runner_lifetime_ms = (unsigned)v;
-                        break;
-                case OPT_HELP:
-                        usage(stdout);
-                        return SF_EXIT_OK;
-                default:
-                        return cliopt_bad(c, argv);
+                a->cfg.out_dir = optarg;
+                break;
+        case RUN_OPT_WORKERS:
+                if (cliopt_u64("--workers", optarg, 1, 256, &v) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.workers = (unsigned)v;
+                break;
+        case RUN_OPT_TIME:
+                if (cliopt_u64("--max-total-time", optarg, 0, UINT32_MAX, &v) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.max_total_time_s = v;
+                break;
+        case RUN_OPT_RUNS:
+                if (cliopt_u64("--runs", optarg, 0, UINT64_MAX / 2, &v) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.runs = v;
+                break;
+        case RUN_OPT_TIMEOUT:
+                if (cliopt_seconds("--timeout", optarg, 0.01, 86400, &d) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.timeout_ms = (unsigned)(d * 1000);
+                break;
+        case RUN_OPT_RSS:
+                if (cliopt_u64("--rss-limit-mb", optarg, 0, 1u << 30, &v) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.rss_limit_mb = (unsigned)v;
+                break;
+        case RUN_OPT_MALLOC:
+                if (cliopt_u64("--malloc-limit-mb", optarg, 0, 1u << 30, &v) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.malloc_limit_mb = (unsigned)v;
+                a->malloc_limit_set = true;
+                break;
+        case RUN_OPT_SEED:
+                if (cliopt_u64("--seed", optarg, 0, UINT64_MAX, &v) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.seed = v;
+                a->cfg.seed_set = true;
+                break;
+        case RUN_OPT_MAXLEN:
+                if (cliopt_u64("--max-len", optarg, 1, RECORD_MAX_LEN_LIMIT, &v) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.max_len = (size_t)v;
+                break;
+        case RUN_OPT_KEEP:
+                a->cfg.keep_going = true;
+                break;
+        case RUN_OPT_SANDBOX: {
+                SandboxMode m;
+                if (sandbox_mode_parse(optarg, &m) < 0) {
+                        log_error("--sandbox takes 'strict', 'log' or 'off', not '%s'", optarg);
+                        return SF_EXIT_USAGE;
                 }
+                a->cfg.sandbox = sandbox_mode_name(m);
+                break;
         }
-        /* getopt_long moved the operands (target, corpus dirs) to the end. */
-        char **operands = argv + optind;
-        int n_operands = argc - optind;
+        case RUN_OPT_SANDBOX_POLICY:
+                a->policy_path = optarg;
+                break;
+        case RUN_OPT_STATUS:
+                if (cliopt_u64("--status-every", optarg, 1, 3600, &v) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.status_every_s = (unsigned)v;
+                break;
+        case RUN_OPT_DICT:
+                if (!*optarg) {
+                        log_error("--dict needs a file");
+                        return SF_EXIT_USAGE;
+                }
+                a->cfg.dict_path = optarg;
+                break;
+        case RUN_OPT_VALUE_PROFILE:
+                a->cfg.value_profile = true;
+                break;
+        case RUN_OPT_MINIMIZE_TIME:
+                if (cliopt_seconds("--minimize-time", optarg, 0, 3600, &d) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.minimize_ms = (unsigned)(d * 1000);
+                break;
+        case RUN_OPT_NO_MINIMIZE:
+                a->cfg.minimize_ms = 0;
+                break;
+        case RUN_OPT_DETECT_LEAKS:
+                if (cliopt_u64("--detect-leaks", optarg, 0, 1, &v) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.detect_leaks = v == 1;
+                break;
+        case RUN_OPT_RUNNER_LIFETIME:
+                if (cliopt_u64("--runner-lifetime-ms", optarg, 0, 3600000, &v) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.runner_lifetime_ms = (unsigned)v;
+                break;
+        case RUN_OPT_HELP:
+                usage(stdout);
+                return SF_EXIT_OK;
+        default:
+                return -ENOENT;
+        }
+        return 0;
+}
+
+/* The operands: the target and the corpus directories. */
+static int run_operands(RunArgs *a, char **operands, int n_operands)
+{
         if (n_operands < 1) {
                 log_error("run needs a target: snapfuzz run TARGET.so [CORPUS_DIR...]");
                 return SF_EXIT_USAGE;
         }
-        /* As libFuzzer: one allocation may not exceed the RSS limit. */
-        if (!malloc_limit_set)
-                cfg.malloc_limit_mb = cfg.rss_limit_mb;
-        cfg.target = operands[0];
-        cfg.corpus_dirs = operands + 1;
-        cfg.n_corpus_dirs = n_operands - 1;
-        for (int i = 0; i < cfg.n_corpus_dirs; i++) {
+        a->cfg.target = operands[0];
+        a->cfg.corpus_dirs = operands + 1;
+        a->cfg.n_corpus_dirs = n_operands - 1;
+        for (int i = 0; i < a->cfg.n_corpus_dirs; i++) {
                 struct stat st;
-                if (stat(cfg.corpus_dirs[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
-                        log_error("corpus directory %s: %s", cfg.corpus_dirs[i],
+                if (stat(a->cfg.corpus_dirs[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
+                        log_error("corpus directory %s: %s", a->cfg.corpus_dirs[i],
                                   errno ? strerror(errno) : "not a directory");
                         return SF_EXIT_USAGE;
                 }
         }
-        int r = check_target(&cfg);
+        return check_target(&a->cfg);
+}
+
+/* A bad policy is a usage error, found before anything runs. */
+static int run_policy(RunArgs *a, char **ret_policy)
+{
+        char err[1024];
+        *ret_policy = NULL;
+        if (!a->policy_path)
+                return 0;
+        if (strcmp(a->cfg.sandbox, "off") == 0) {
+                log_error("--sandbox-policy has no effect with --sandbox off");
+                return SF_EXIT_USAGE;
+        }
+        if (sandbox_policy_load(a->policy_path, ret_policy, err, sizeof(err)) < 0) {
+                log_error("%s", err);
+                return SF_EXIT_USAGE;
+        }
+        a->cfg.sandbox_policy = *ret_policy;
+        return 0;
+}
+
+/* The exit status of an engine result (include/snapfuzz/engine.h). */
+static int exit_status(int r)
+{
+        if (r == ENGINE_RUN_CRASHED)
+                return SF_EXIT_CRASH;
+        if (r >= 0)
+                return SF_EXIT_OK;
+        return engine_error_is_input(r) ? SF_EXIT_USAGE : SF_EXIT_INTERNAL;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+        RunArgs a = {.cfg = {
+                         .out_dir = "snapfuzz-out",
+                         .timeout_ms = 1000,
+                         .rss_limit_mb = 2048,
+                         .sandbox = "strict",
+                         .status_every_s = 3,
+                         .minimize_ms = 1000,
+                         .detect_leaks = true,
+                         .runner_lifetime_ms = 500,
+                     }};
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        a.cfg.workers = cores > 0 ? (unsigned)cores : 1;
+        int c, r;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":", run_opts, NULL)) != -1) {
+                r = run_option(&a, c);
+                if (r == -ENOENT)
+                        return cliopt_bad(c, argv);
+                if (r > 0 || c == RUN_OPT_HELP)
+                        return r;
+        }
+        /* As libFuzzer: one allocation may not exceed the RSS limit. */
+        if (!a.malloc_limit_set)
+                a.cfg.malloc_limit_mb = a.cfg.rss_limit_mb;
+        /* getopt_long moved the operands (target, corpus dirs) to the end. */
+        r = run_operands(&a, argv + optind, argc - optind);
         if (r)
                 return r;
-        /* A bad policy is a usage error, found before anything runs. */
-        char *policy = NULL;
-        if (policy_path) {
-                char err[1024];
-                if (strcmp(cfg.sandbox, "off") == 0) {
-                        log_error("--sandbox-policy has no effect with --sandbox off");
-                        return SF_EXIT_USAGE;
-                }
-                if (sandbox_policy_load(policy_path, &policy, err, sizeof(err)) < 0) {
-                        log_error("%s", err);
-                        return SF_EXIT_USAGE;
-                }
-                cfg.sandbox_policy = policy;
-        }
-        r = coordinator_run(&cfg);
+        char *policy;
+        r = run_policy(&a, &policy);
+        if (r)
+                return r;
+        r = engine_run(&a.cfg);
         free(policy);
-        return r;
+        return exit_status(r);
 }
 
 static int cmd_reproduce(int argc, char **argv)
@@ -373,7 +416,7 @@ static int cmd_reproduce(int argc, char **argv)
 int main(int argc, char **argv)
 {
         if (argc >= 2 && strcmp(argv[1], "__worker") == 0)
-                return worker_main(argc - 1, argv + 1);
+                return engine_worker_main(argc - 1, argv + 1);
         if (argc < 2) {
                 usage(stderr);
                 return SF_EXIT_USAGE;

@@ -34,6 +34,7 @@
 #include "engine/coordinator.h"
 #include "engine/dicts.h"
 #include "engine/sandboxlog.h"
+#include "engine/schedule.h"
 #include "core/corpus.h"
 #include "core/coverage.h"
 #include "core/crashstore.h"
@@ -41,7 +42,6 @@
 #include "core/hash.h"
 #include "core/log.h"
 #include "core/msg.h"
-#include "core/mutsched.h"
 #include "worker/wproc.h"
 #include "core/writeq.h"
 #include "recovery/classify.h"
@@ -51,50 +51,11 @@
 
 #include "snapfuzz/banned.h"
 
-/* The two below can be set at build time (-D...) for A/B runs
- * (bench/real/one.sh). */
-#ifndef COORD_CHAIN_LEN
-#define COORD_CHAIN_LEN 4
-#endif
-/* Executions a fuzz batch gives each corpus entry it mutates (pack_bases):
- * 256 rather than 1024 spreads a batch over four times as many entries; on
- * expat, 10 min: 3038 branches against 3000 (one run each, seed 1), and
- * 3004, 3009 against 2954-3003 before the 64 KiB areas
- * (bench/results/pack-2026-11-21.md). */
-#ifndef COORD_EXECS_PER_BASE
-#define COORD_EXECS_PER_BASE 256
-#endif
-/* How long a fuzz batch lasts (batch_ms). A batch's finds are scheduled
- * only once it ends, so short is better: COORD_BATCH_MS (with pack_bases,
- * 12-16% more branches of expat and libxml2 at 2 minutes than 300 ms
- * batches of one entry; bench/results/pack-2026-11-21.md). Each batch
- * costs a fork, a seccomp filter and an exit, and on a core shared with
- * the coordinator its corpus writes: a worker whose batches cost more than
- * COORD_BATCH_MS / COORD_OVERHEAD_SHARE beyond their loop (a large
- * target's page tables, say) gets longer ones. And the coordinator handles
- * at most some 400 batches a second: COORD_BATCH_MS_PER_WORKER per
- * worker. */
-#define COORD_BATCH_MS 20.0
-#define COORD_OVERHEAD_SHARE 5.0
-#define COORD_BATCH_MS_PER_WORKER 2.5
-#define COORD_MAX_BATCH_MS 1000.0
-#define COORD_MIN_ITERS 64
-#define COORD_MAX_ITERS (1u << 20)
-
 typedef struct Slot {
         Wproc *w;
         bool alive;
         bool busy;
-        bool seed_batch;
-        size_t seed_lo, seed_hi; /* a seed batch: the seeds it runs */
-        /* A fuzz batch: the corpus entries it mutates, and how many of its
-         * finds each one's chains made. */
-        size_t bases[RECORD_PACK_MAX];
-        uint32_t base_finds[RECORD_PACK_MAX];
-        unsigned n_bases;
-        uint64_t iters;
-        double rate;        /* executions per millisecond, from the last batch */
-        double overhead_ms; /* what a batch costs beyond its loop (decaying mean) */
+        SchedulePlan plan; /* its batch, and its speed */
         int64_t busy_since;
         uint64_t seen_count; /* the record's count when check_stuck last saw it move */
         int64_t moved_ms;
@@ -116,14 +77,8 @@ typedef struct Job {
         struct Job *next;
 } Job;
 
-/* Seeds of a batch that ended before its last one (the finds area filled
- * up, or a seed crashed): run again from where it stopped. */
-typedef struct SeedRange {
-        size_t lo, hi;
-} SeedRange;
-
 typedef struct Coordinator {
-        RunConfig *cfg;
+        SfRunConfig *cfg;
         RecordLayout layout;
         Slot *slots;
         unsigned n_slots;
@@ -143,20 +98,15 @@ typedef struct Coordinator {
         uint64_t jobs_sent;
 
         int sigfd;
-        SfPrng rng;
+        /* The seeds read at start, until the schedule takes them. */
         CorpusSeed *seeds;
-        size_t n_seeds, next_seed, n_resumed;
-        SeedRange *seed_redo;
-        size_t n_seed_redo, cap_seed_redo;
-        bool legacy_schedule; /* SNAPFUZZ_SCHEDULE=legacy: the scheduler before energy */
-        /* The seed list of a warm-up batch, or a fuzz batch's bases
-         * (area_len bytes each). */
-        uint8_t *seed_pack;
-        uint8_t *partner_pack;
-        RecordBaseBest pack_best; /* what a fuzz batch's bases are the best for */
-        uint64_t reduced;         /* inputs handed back as a shorter form of their base */
+        size_t n_seeds, n_resumed;
+        Schedule *sched;
+        uint64_t reduced; /* inputs handed back as a shorter form of their base */
 
-        uint64_t execs, dispatched, batch_ids;
+        /* Executions done, and those planned by the batches in flight:
+         * --runs counts what ran, and plans no more than is left. */
+        uint64_t execs, in_flight;
         uint64_t batches_ended, runners_forked;
         uint64_t events; /* messages read from workers */
         int64_t start_ms, last_status_ms;
@@ -177,7 +127,6 @@ typedef struct Coordinator {
         bool fresh_runners;      /* a crash did not reproduce from its batch: no more reuse */
         SandboxLog *sandbox_log; /* the workers' "sandbox" events */
         int outdir_fd;
-        MutSched mutsched; /* length limit and operator weights of fuzz batches */
 } Coordinator;
 
 static void fmt_count(char *buf, size_t cap, double v)
@@ -202,8 +151,6 @@ static double rusage_seconds(int who)
                (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-static double batch_ms(const Coordinator *c, const Slot *s);
-
 static int write_stats(Coordinator *c, const char *status)
 {
         double secs = (double)(clock_now_ms() - c->start_ms) / 1000.0;
@@ -224,19 +171,21 @@ static int write_stats(Coordinator *c, const char *status)
         /* Fuzz batches: their length, and what each cost beyond its loop
          * (fork, sandbox, exit), as the first worker last measured them. */
         if (c->n_slots && c->slots) {
-                cJSON_AddNumberToObject(j, "batch_ms", batch_ms(c, &c->slots[0]));
-                cJSON_AddNumberToObject(j, "batch_overhead_ms", c->slots[0].overhead_ms);
+                cJSON_AddNumberToObject(
+                    j, "batch_ms", c->sched ? schedule_batch_ms(c->sched, &c->slots[0].plan) : 0);
+                cJSON_AddNumberToObject(j, "batch_overhead_ms", c->slots[0].plan.overhead_ms);
         }
         /* Batches that ended, and the runner processes that ran them
          * (--runner-lifetime-ms). */
         cJSON_AddNumberToObject(j, "batches", (double)c->batches_ended);
         cJSON_AddNumberToObject(j, "runners_forked", (double)c->runners_forked);
-        if (c->corpus && !c->legacy_schedule) {
+        bool legacy = c->sched && schedule_legacy(c->sched);
+        if (c->corpus && !legacy) {
                 cJSON_AddNumberToObject(j, "corpus_active", (double)corpus_active_count(c->corpus));
                 cJSON_AddNumberToObject(j, "corpus_favored",
                                         (double)corpus_favored_count(c->corpus));
         }
-        cJSON_AddStringToObject(j, "schedule", c->legacy_schedule ? "legacy" : "energy");
+        cJSON_AddStringToObject(j, "schedule", legacy ? "legacy" : "energy");
         /* Inputs that took a corpus entry's exact path in fewer bytes. */
         cJSON_AddNumberToObject(j, "corpus_reduced", (double)c->reduced);
         cJSON_AddNumberToObject(j, "autodict", c->dicts ? (double)dicts_auto_count(c->dicts) : 0);
@@ -248,7 +197,9 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "leak_suspects", (double)c->leak_suspects);
         cJSON_AddNumberToObject(j, "leak_suspects_dismissed", (double)c->leak_dismissed);
         cJSON_AddNumberToObject(j, "workers", c->n_slots);
-        cJSON_AddNumberToObject(j, "len_limit", (double)c->mutsched.len_limit);
+        if (c->sched)
+                cJSON_AddNumberToObject(j, "len_limit",
+                                        (double)schedule_mutsched(c->sched)->len_limit);
         /* What the coordinator itself costs: its own CPU time (not the
          * workers' or the helper's) against the messages it handled, the
          * figure that says how many workers one coordinator can serve;
@@ -444,9 +395,16 @@ static void helper_event(Coordinator *c, cJSON *m)
 
 static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen);
 static void restart_slot(Coordinator *c, Slot *s, const char *why);
-static void seeds_requeue(Coordinator *c, Slot *s, uint64_t count);
 
 static void corpus_write_failed(Coordinator *c, int err);
+
+/* A slot's batch is over: its planned iterations are no longer in flight. */
+static void slot_idle(Coordinator *c, Slot *s)
+{
+        if (s->busy)
+                c->in_flight -= s->plan.iters <= c->in_flight ? s->plan.iters : c->in_flight;
+        s->busy = false;
+}
 
 static void take_finds(Coordinator *c, Slot *s)
 {
@@ -455,6 +413,7 @@ static void take_finds(Coordinator *c, Slot *s)
         uint32_t used = __atomic_load_n(&f->used, __ATOMIC_ACQUIRE);
         if (used > RECORD_FINDS_SLOTS)
                 used = RECORD_FINDS_SLOTS;
+        bool legacy = schedule_legacy(c->sched);
         for (uint32_t i = 0; i < used; i++) {
                 RecordFindSlot *fs = record_find_slot(region, &c->layout, i);
                 RecordFindFeatures *ff = record_find_features(region, &c->layout, i);
@@ -466,12 +425,11 @@ static void take_finds(Coordinator *c, Slot *s)
                 /* A shorter form of its base (same path): an entry, not a
                  * find of the base's. */
                 bool smaller = fs->flags & RECORD_FIND_F_SMALLER;
-                size_t base = SIZE_MAX;
-                if (!known && !s->seed_batch && s->n_bases && fs->iteration > 0)
-                        base = s->bases[(fs->iteration - 1) / COORD_CHAIN_LEN % s->n_bases];
+                size_t base = known ? SIZE_MAX : schedule_find_base(&s->plan, fs->iteration);
                 if (base != SIZE_MAX && !smaller)
-                        s->base_finds[(fs->iteration - 1) / COORD_CHAIN_LEN % s->n_bases]++;
-                if ((known || smaller) && c->legacy_schedule)
+                        s->plan.base_finds[(fs->iteration - 1) / SCHEDULE_CHAIN_LEN %
+                                           s->plan.n_bases]++;
+                if ((known || smaller) && legacy)
                         continue;
                 const uint8_t *data = (const uint8_t *)(fs + 1);
                 int r = corpus_add(c->corpus, data, fs->len, false);
@@ -483,7 +441,7 @@ static void take_finds(Coordinator *c, Slot *s)
                         corpus_inherit(c->corpus, i_new, base);
                         c->reduced++;
                 }
-                if (r == 1 && !c->legacy_schedule && ff->n <= RECORD_FIND_FEATURES && features &&
+                if (r == 1 && !legacy && ff->n <= RECORD_FIND_FEATURES && features &&
                     corpus_set_features(c->corpus, i_new, ff->id, ff->n,
                                         complete == RECORD_FEATURES_COMPLETE, ff->exec_ns) < 0)
                         log_warn("out of memory: an input is scheduled without its features");
@@ -623,26 +581,13 @@ static void worker_event(Coordinator *c, Slot *s, cJSON *m)
                 uint64_t count = (uint64_t)msg_int(m, "count", 0);
                 double ms = msg_num(m, "elapsed_ms", 0);
                 c->execs += count;
+                slot_idle(c, s);
                 c->batches_ended++;
                 c->runners_forked += msg_bool(m, "forked", 0);
-                s->busy = false;
-                if (!s->seed_batch && count > 0)
-                        s->rate = (double)count / (ms > 0.01 ? ms : 0.01);
-                double loop_ms = msg_num(m, "loop_ms", 0);
-                if (!s->seed_batch && loop_ms > 0 && ms >= loop_ms)
-                        s->overhead_ms = s->overhead_ms > 0
-                                             ? 0.8 * s->overhead_ms + 0.2 * (ms - loop_ms)
-                                             : ms - loop_ms;
-                if (!s->seed_batch) {
-                        const RecordHeader *h = record_header(wproc_region(s->w));
-                        mutsched_batch_done(&c->mutsched, h, count, h->new_features);
-                }
                 take_finds(c, s);
-                for (unsigned i = 0; !s->seed_batch && i < s->n_bases; i++)
-                        corpus_note_batch(c->corpus, s->bases[i], count / s->n_bases,
-                                          s->base_finds[i]);
-                if (s->seed_batch)
-                        seeds_requeue(c, s, count);
+                schedule_batch_done(c->sched, c->corpus, &s->plan,
+                                    record_header(wproc_region(s->w)), count, ms,
+                                    msg_num(m, "loop_ms", 0));
                 /* The reference design's "modified input" check: the base
                  * and partner are read-only to runners, so a change means
                  * memory was scribbled on outside the target's reach. */
@@ -667,10 +612,15 @@ static void restart_slot(Coordinator *c, Slot *s, const char *why)
 {
         char err[1024];
         pid_t old = wproc_pid(s->w);
+        if (s->busy) {
+                /* No "done" will come: what its runner counted ran. */
+                c->execs +=
+                    __atomic_load_n(&record_header(wproc_region(s->w))->count, __ATOMIC_RELAXED);
+                slot_idle(c, s);
+        }
         wproc_free(s->w);
         s->w = NULL;
         s->alive = false;
-        s->busy = false;
         if (c->stopping)
                 return;
         if (s->restarts >= COORD_MAX_RESTARTS) {
@@ -690,7 +640,7 @@ static void worker_gone(Coordinator *c, Slot *s)
         int st = wproc_reap(s->w);
         if (c->stopping) {
                 s->alive = false;
-                s->busy = false;
+                slot_idle(c, s);
                 return;
         }
         if (st >= 0 && WIFEXITED(st))
@@ -721,7 +671,7 @@ static void check_stuck(Coordinator *c)
                         s->moved_ms = now;
                 }
                 int64_t since = s->moved_ms > s->busy_since ? s->moved_ms : s->busy_since;
-                double expected = s->rate > 0 ? (double)s->iters / s->rate : 0;
+                double expected = s->plan.rate > 0 ? (double)s->plan.iters / s->plan.rate : 0;
                 int64_t allowed =
                     30000 + (int64_t)(expected * 20) + 3 * (int64_t)c->cfg->timeout_ms + 5000;
                 if (now - since > allowed)
@@ -729,249 +679,19 @@ static void check_stuck(Coordinator *c)
         }
 }
 
-static bool seeds_left(const Coordinator *c)
-{
-        return c->n_seed_redo > 0 || c->next_seed < c->n_seeds;
-}
-
-/* The seeds still to run, as a range [*lo, *hi) of c->seeds. */
-static void seeds_next(const Coordinator *c, size_t *lo, size_t *hi)
-{
-        if (c->n_seed_redo) {
-                *lo = c->seed_redo[c->n_seed_redo - 1].lo;
-                *hi = c->seed_redo[c->n_seed_redo - 1].hi;
-        } else {
-                *lo = c->next_seed;
-                *hi = c->n_seeds;
-        }
-}
-
-/* Marks the seeds before @upto of the range seeds_next() gave as taken. */
-static void seeds_take(Coordinator *c, size_t upto)
-{
-        if (c->n_seed_redo) {
-                SeedRange *r = &c->seed_redo[c->n_seed_redo - 1];
-                r->lo = upto;
-                if (r->lo >= r->hi)
-                        c->n_seed_redo--;
-        } else {
-                c->next_seed = upto;
-        }
-}
-
-/* A seed batch that ended before its last seed (the finds area filled up,
- * or seed @count crashed) leaves the seeds after @count to run again, so
- * that every seed runs and its features are known. A batch that died
- * before its first seed is not retried. */
-static void seeds_requeue(Coordinator *c, Slot *s, uint64_t count)
-{
-        if (count == 0 || count >= s->seed_hi - s->seed_lo)
-                return;
-        if (c->n_seed_redo == 0 && c->next_seed == s->seed_hi) {
-                /* Nothing was dispatched after it: simply go back. */
-                c->next_seed = s->seed_lo + (size_t)count;
-                return;
-        }
-        if (c->n_seed_redo == c->cap_seed_redo) {
-                size_t cap = c->cap_seed_redo ? c->cap_seed_redo * 2 : 16;
-                SeedRange *r = realloc(c->seed_redo, cap * sizeof(SeedRange));
-                if (!r) {
-                        log_warn("out of memory: %zu seeds are not run",
-                                 s->seed_hi - s->seed_lo - (size_t)count);
-                        return;
-                }
-                c->seed_redo = r;
-                c->cap_seed_redo = cap;
-        }
-        c->seed_redo[c->n_seed_redo++] = (SeedRange){s->seed_lo + (size_t)count, s->seed_hi};
-}
-
-static double batch_ms(const Coordinator *c, const Slot *s)
-{
-        double ms = COORD_BATCH_MS;
-        if (ms < COORD_BATCH_MS_PER_WORKER * c->n_slots)
-                ms = COORD_BATCH_MS_PER_WORKER * c->n_slots;
-        if (ms < COORD_OVERHEAD_SHARE * s->overhead_ms)
-                ms = COORD_OVERHEAD_SHARE * s->overhead_ms;
-        return ms < COORD_MAX_BATCH_MS ? ms : COORD_MAX_BATCH_MS;
-}
-
-/* Appends @len bytes to a list (record_seed_at's format) of @cap bytes
- * filled to *@used; false when they do not fit. */
-static bool pack_put(uint8_t *list, size_t cap, size_t *used, const uint8_t *data, size_t len)
-{
-        if (len > cap || *used + 4 > cap - len)
-                return false;
-        uint8_t *p = list + *used;
-        p[0] = (uint8_t)len;
-        p[1] = (uint8_t)(len >> 8);
-        p[2] = (uint8_t)(len >> 16);
-        p[3] = (uint8_t)(len >> 24);
-        if (len)
-                memcpy(p + 4, data, len);
-        *used += 4 + len;
-        return true;
-}
-
-/*
- * A fuzz batch's inputs. A runner's batch lasts 20 ms or more, which on a
- * fast target is 10^4 executions: spent on one corpus entry, a corpus of
- * thousands would mostly wait its turn. So the batch mutates a list of
- * entries, each picked by energy for about COORD_EXECS_PER_BASE executions
- * (as many as the record's base area holds), and as many crossover
- * partners, picked uniformly (RECORD_F_PACKED). A batch too short for two
- * bases, or whose first pick fills the area alone, mutates one entry as
- * before. Both lists go into the record (wproc_send_batch), so the batch
- * replays whatever was chosen.
- */
-static void pack_bases(Coordinator *c, Slot *s, WprocBatch *b)
-{
-        uint64_t want = b->iters / COORD_EXECS_PER_BASE;
-        if (want > RECORD_PACK_MAX)
-                want = RECORD_PACK_MAX;
-        if (want < 1)
-                want = 1;
-        size_t picks[RECORD_PACK_MAX], used = 0, len;
-        corpus_schedule_many(c->corpus, &c->rng, picks, want);
-        const uint8_t *data = corpus_get(c->corpus, picks[0], &b->base_len);
-        s->bases[0] = picks[0];
-        s->base_finds[0] = 0;
-        s->n_bases = 1;
-        c->pack_best.base[0].n = (uint32_t)corpus_best_features(
-            c->corpus, picks[0], c->pack_best.base[0].id, RECORD_BASE_BEST);
-        c->pack_best.n = 1;
-        b->base_best = &c->pack_best;
-        if (want < 2 || !pack_put(c->seed_pack, c->layout.area_len, &used, data, b->base_len)) {
-                b->base = data;
-                size_t p = corpus_pick_partner(c->corpus, &c->rng);
-                b->partner = corpus_get(c->corpus, p, &b->partner_len);
-                return;
-        }
-        while (s->n_bases < want) {
-                size_t i = picks[s->n_bases];
-                data = corpus_get(c->corpus, i, &len);
-                if (!pack_put(c->seed_pack, c->layout.area_len, &used, data, len))
-                        break;
-                s->base_finds[s->n_bases] = 0;
-                c->pack_best.base[s->n_bases].n = (uint32_t)corpus_best_features(
-                    c->corpus, i, c->pack_best.base[s->n_bases].id, RECORD_BASE_BEST);
-                s->bases[s->n_bases++] = i;
-        }
-        c->pack_best.n = s->n_bases;
-        b->base = c->seed_pack;
-        b->base_len = used;
-        used = 0;
-        for (unsigned k = 0; k < s->n_bases; k++) {
-                size_t i = corpus_pick_partner(c->corpus, &c->rng);
-                data = corpus_get(c->corpus, i, &len);
-                if (!pack_put(c->partner_pack, c->layout.area_len, &used, data, len))
-                        break;
-        }
-        b->partner = c->partner_pack;
-        b->partner_len = used;
-        b->packed = 1;
-}
-
-/* A decoder's inputs differ a thousandfold in speed: the last batch's rate,
- * applied to bases that are much slower, made batches of tens of seconds
- * (libjpeg-turbo, once runners stopped paying a fork per batch), whose
- * finds wait that long to be scheduled. The bases' own execution times
- * (measured when they were found) cap the batch at
- * COORD_SLOW_SLACK x its length, and at least COORD_MIN_SLOW_ITERS. */
-#define COORD_SLOW_SLACK 2.0
-#define COORD_MIN_SLOW_ITERS (2 * COORD_CHAIN_LEN)
-
-static void cap_by_bases(Coordinator *c, const Slot *s, WprocBatch *b)
-{
-        double sum = 0;
-        unsigned known = 0;
-        for (unsigned i = 0; i < s->n_bases; i++) {
-                uint64_t ns = corpus_exec_ns(c->corpus, s->bases[i]);
-                if (ns) {
-                        sum += (double)ns;
-                        known++;
-                }
-        }
-        if (!known)
-                return;
-        double cap = batch_ms(c, s) * 1e6 * COORD_SLOW_SLACK / (sum / known);
-        if (cap < COORD_MIN_SLOW_ITERS)
-                cap = COORD_MIN_SLOW_ITERS;
-        if ((double)b->iters > cap)
-                b->iters = (uint64_t)cap;
-}
-
 static void dispatch_one(Coordinator *c, Slot *s)
 {
-        WprocBatch b = {.batch_id = ++c->batch_ids, .chain_len = COORD_CHAIN_LEN};
-        static const uint8_t empty[1];
-
-        size_t seed_lo = 0, seed_hi = 0;
-        b.seed = prng_next64(&c->rng);
-        s->n_bases = 0;
-        if (seeds_left(c))
-                seeds_next(c, &seed_lo, &seed_hi);
-        if (seeds_left(c) && c->seeds[seed_lo].len + 4 > c->layout.area_len) {
-                /* A seed as long as the record's base runs alone. */
-                CorpusSeed *sd = &c->seeds[seed_lo];
-                seeds_take(c, seed_lo + 1);
-                seed_hi = seed_lo + 1;
-                b.mode = RECORD_MODE_EXEC;
-                b.iters = 1;
-                b.base = sd->data ? sd->data : empty;
-                b.base_len = sd->len;
-                s->seed_batch = true;
-        } else if (seeds_left(c)) {
-                /* The warm-up pass: as many seeds as the base holds, one per
-                 * iteration of a single runner. */
-                size_t used = 0, next = seed_lo;
-                b.mode = RECORD_MODE_SEEDS;
-                b.iters = 0;
-                /* Every seed comes back with its features in a find slot,
-                 * so a batch runs at most as many as there are slots. */
-                while (next < seed_hi && next - seed_lo < RECORD_FINDS_SLOTS &&
-                       pack_put(c->seed_pack, c->layout.area_len, &used, c->seeds[next].data,
-                                c->seeds[next].len)) {
-                        next++;
-                        b.iters++;
-                }
-                seeds_take(c, next);
-                seed_hi = next;
-                b.base = c->seed_pack;
-                b.base_len = used;
-                s->seed_batch = true;
-        } else {
-                size_t n = corpus_size(c->corpus);
-                b.mode = RECORD_MODE_FUZZ;
-                b.base = empty;
-                if (n && c->legacy_schedule) {
-                        size_t i = corpus_pick(c->corpus, &c->rng);
-                        b.base = corpus_get(c->corpus, i, &b.base_len);
-                        size_t p = prng_below(&c->rng, (uint32_t)n);
-                        b.partner = corpus_get(c->corpus, p, &b.partner_len);
-                }
-                double want = s->rate > 0 ? s->rate * batch_ms(c, s) : 256;
-                if (want < COORD_MIN_ITERS)
-                        want = COORD_MIN_ITERS;
-                if (want > COORD_MAX_ITERS)
-                        want = COORD_MAX_ITERS;
-                b.iters = (uint64_t)want;
-                if (n && !c->legacy_schedule) {
-                        pack_bases(c, s, &b);
-                        cap_by_bases(c, s, &b);
-                }
-                b.table = dicts_table(c->dicts, &b.table_len);
-                b.len_limit = (uint32_t)c->mutsched.len_limit;
-                b.op_weights = c->mutsched.weights;
-                s->seed_batch = false;
-        }
+        uint64_t max_iters = 0;
         if (c->cfg->runs) {
-                uint64_t left = c->cfg->runs > c->dispatched ? c->cfg->runs - c->dispatched : 0;
-                if (left == 0)
+                uint64_t planned = c->execs + c->in_flight;
+                if (planned >= c->cfg->runs)
                         return;
-                if (b.iters > left)
-                        b.iters = left;
+                max_iters = c->cfg->runs - planned;
         }
+        size_t table_len;
+        const uint8_t *table = dicts_table(c->dicts, &table_len);
+        WprocBatch b;
+        schedule_next(c->sched, c->corpus, table, table_len, max_iters, &s->plan, &b);
         /* One suspect at a time: while the helper checks one, batches run
          * without watching, so a real leak does not flood the queue with
          * copies of itself. */
@@ -981,13 +701,10 @@ static void dispatch_one(Coordinator *c, Slot *s)
                 s->alive = false;
                 return;
         }
-        c->dispatched += b.iters;
-        s->seed_lo = seed_lo;
-        s->seed_hi = seed_hi;
+        c->in_flight += b.iters;
         s->busy = true;
         s->busy_since = clock_now_ms();
         s->seen_count = 0;
-        s->iters = b.iters;
 }
 
 static void dispatch(Coordinator *c)
@@ -1020,7 +737,7 @@ static void check_limits(Coordinator *c)
         if (c->cfg->max_total_time_s &&
             clock_now_ms() - c->start_ms >= (int64_t)c->cfg->max_total_time_s * 1000)
                 c->stopping = true;
-        if (c->cfg->runs && c->dispatched >= c->cfg->runs && !any_busy(c))
+        if (c->cfg->runs && c->execs >= c->cfg->runs && !any_busy(c))
                 c->stopping = true;
 }
 
@@ -1121,13 +838,13 @@ static int prepare_outdir(Coordinator *c)
                 log_error("cannot create the output directory %s: %s; choose another with "
                           "--out",
                           c->cfg->out_dir, strerror(-r));
-                return SF_EXIT_USAGE;
+                return -EINVAL;
         }
         c->outdir_fd = open(c->cfg->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (c->outdir_fd < 0) {
-                log_error("cannot open the output directory %s: %s", c->cfg->out_dir,
-                          strerror(errno));
-                return SF_EXIT_USAGE;
+                log_error("cannot open the output directory %s: %s; choose another with --out",
+                          c->cfg->out_dir, strerror(errno));
+                return -EINVAL;
         }
         fs_sweep_tmp(c->outdir_fd);
         char path[4096];
@@ -1146,7 +863,7 @@ static int prepare_outdir(Coordinator *c)
                 log_error("cannot write into the output directory %s: %s; choose another "
                           "with --out",
                           c->cfg->out_dir, strerror(-r));
-                return SF_EXIT_USAGE;
+                return -EINVAL;
         }
         return 0;
 }
@@ -1161,7 +878,7 @@ static int load_seeds(Coordinator *c)
         int r = corpus_read_dir(path, cap, &c->seeds, &c->n_seeds, &truncated);
         if (r < 0 && r != -ENOENT) {
                 log_error("cannot read %s: %s", path, strerror(-r));
-                return SF_EXIT_USAGE;
+                return r == -ENOMEM ? r : -EINVAL;
         }
         size_t resumed = c->n_seeds;
         for (int i = 0; i < c->cfg->n_corpus_dirs; i++) {
@@ -1170,7 +887,7 @@ static int load_seeds(Coordinator *c)
                 if (r < 0) {
                         log_error("cannot read the corpus directory %s: %s", c->cfg->corpus_dirs[i],
                                   strerror(-r));
-                        return SF_EXIT_USAGE;
+                        return r == -ENOMEM ? r : -EINVAL;
                 }
         }
         if (!c->cfg->max_len) {
@@ -1192,8 +909,10 @@ static int load_seeds(Coordinator *c)
         if (c->n_seeds == 0) {
                 /* Nothing to start from: the empty input is the first seed. */
                 c->seeds = calloc(1, sizeof(CorpusSeed));
-                if (!c->seeds)
-                        return SF_EXIT_INTERNAL;
+                if (!c->seeds) {
+                        log_error("out of memory");
+                        return -ENOMEM;
+                }
                 c->n_seeds = 1;
         }
         c->n_resumed = resumed;
@@ -1251,8 +970,10 @@ static int start_workers(Coordinator *c)
         int r = 0;
 
         c->slots = calloc(c->cfg->workers, sizeof(Slot));
-        if (!c->slots)
-                return SF_EXIT_INTERNAL;
+        if (!c->slots) {
+                log_error("out of memory");
+                return -ENOMEM;
+        }
         WprocConfig wc = worker_config(c);
         for (; launched < c->cfg->workers; launched++) {
                 r = wproc_launch(&c->slots[launched].w, &wc, err, sizeof(err));
@@ -1279,9 +1000,11 @@ err_launched:
                 c->slots[i].w = NULL;
         }
         log_error("%s: %s", c->cfg->target, err);
-        return r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED || r == WPROC_ERR_TIMEOUT
-                   ? SF_EXIT_USAGE
-                   : SF_EXIT_INTERNAL;
+        /* A target that cannot be loaded or initialized is the user's to
+         * fix, like a file that is not one. */
+        return r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED || r == WPROC_ERR_TIMEOUT ? -ENOEXEC
+               : r < 0                                                                 ? r
+                                                                                       : -EIO;
 }
 
 static void shutdown_all(Coordinator *c)
@@ -1312,65 +1035,69 @@ static void shutdown_all(Coordinator *c)
         }
 }
 
-int coordinator_run(RunConfig *cfg)
+/* Everything a run needs before any process starts: the dictionaries (a
+ * malformed one is refused before the output directory is touched), the
+ * output directory, the seeds, the schedule, the corpus and the coverage
+ * map. Returns 0 or a negative errno after one line for a person. */
+static int coordinator_init(Coordinator *c)
 {
-        Coordinator c = {.cfg = cfg,
-                         .sigfd = -1,
-                         .helper_evt = -1,
-                         .outdir_fd = -1,
-                         .corpus_fd = -1,
-                         .leak_watch = cfg->detect_leaks};
+        SfRunConfig *cfg = c->cfg;
         int r;
 
-        c.start_ms = clock_now_ms();
+        c->start_ms = clock_now_ms();
         if (!cfg->seed_set) {
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
                 cfg->seed =
                     (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40);
         }
-        prng_seed(&c.rng, cfg->seed, 0x636f6f7264ULL);
-        const char *sched = getenv("SNAPFUZZ_SCHEDULE");
-        c.legacy_schedule = sched && strcmp(sched, "legacy") == 0;
-
-        /* A malformed dictionary is a usage error: refused before the
-         * output directory is touched. */
-        r = dicts_new(&c.dicts, cfg->dict_path);
-        if (r)
+        r = dicts_new(&c->dicts, cfg->dict_path);
+        if (r < 0)
                 return r;
-        r = prepare_outdir(&c);
-        if (r)
+        r = prepare_outdir(c);
+        if (r < 0)
                 return r;
-        dicts_load_auto(c.dicts, c.outdir_fd, cfg->out_dir);
-        r = load_seeds(&c);
-        if (r)
+        dicts_load_auto(c->dicts, c->outdir_fd, cfg->out_dir);
+        r = load_seeds(c);
+        if (r < 0)
                 return r;
-        r = record_layout(cfg->max_len, &c.layout);
+        r = record_layout(cfg->max_len, &c->layout);
         if (r < 0) {
                 log_error("--max-len %zu is out of range", cfg->max_len);
-                return SF_EXIT_USAGE;
+                return -EINVAL;
         }
-        c.seed_pack = malloc(c.layout.area_len);
-        c.partner_pack = malloc(c.layout.area_len);
-        if (!c.seed_pack || !c.partner_pack)
-                return SF_EXIT_INTERNAL;
-        size_t longest_seed = 0;
-        for (size_t i = 0; i < c.n_seeds; i++)
-                if (c.seeds[i].len > longest_seed)
-                        longest_seed = c.seeds[i].len;
-        mutsched_init(&c.mutsched, c.layout.max_len, longest_seed);
+        size_t n_seeds = c->n_seeds;
+        r = schedule_new(&c->sched, &c->layout, cfg->seed, &c->seeds, n_seeds, cfg->workers);
+        if (r < 0) {
+                log_error("cannot plan the run: %s", strerror(-r));
+                return r;
+        }
+        c->n_seeds = 0; /* the schedule owns them */
         char corpus_dir[4096];
         snprintf(corpus_dir, sizeof(corpus_dir), "%s/corpus", cfg->out_dir);
-        r = corpus_new(&c.corpus, corpus_dir);
+        r = corpus_new(&c->corpus, corpus_dir);
         if (r < 0) {
-                log_error("cannot create %s: %s", corpus_dir, strerror(-r));
-                return SF_EXIT_USAGE;
+                log_error("cannot create %s: %s; choose another output directory with --out",
+                          corpus_dir, strerror(-r));
+                return r == -ENOMEM ? r : -EINVAL;
         }
-        c.cov_fd = coverage_shared_create();
-        if (c.cov_fd < 0 || coverage_shared_map(c.cov_fd, &c.cov) < 0) {
+        c->cov_fd = coverage_shared_create();
+        if (c->cov_fd < 0 || coverage_shared_map(c->cov_fd, &c->cov) < 0) {
                 log_error("cannot create the shared coverage map");
-                return SF_EXIT_INTERNAL;
+                return c->cov_fd < 0 ? c->cov_fd : -ENOMEM;
         }
+        return 0;
+}
+
+/* The processes: the signalfd (before any fork, so that every child
+ * inherits the mask), the recovery helper, the corpus writer thread and
+ * the workers. Returns 0 or a negative errno after one line; whatever was
+ * started is stopped by coordinator_finish. */
+static int coordinator_start(Coordinator *c)
+{
+        SfRunConfig *cfg = c->cfg;
+        char corpus_dir[4096];
+        int r;
 
         sigset_t mask;
         sigemptyset(&mask);
@@ -1378,98 +1105,148 @@ int coordinator_run(RunConfig *cfg)
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGHUP);
         sigprocmask(SIG_BLOCK, &mask, NULL);
-        c.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+        c->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 
-        r = helper_start(&c);
+        r = helper_start(c);
         if (r < 0) {
                 log_error("cannot start the recovery helper: %s", strerror(-r));
-                return SF_EXIT_INTERNAL;
+                return r;
         }
         /* After the helper's fork and the signal mask: the writer thread
          * is the coordinator's alone and never takes a signal. */
-        c.corpus_fd = open(corpus_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        r = c.corpus_fd < 0 ? -errno : writeq_new(&c.corpus_q, c.corpus_fd);
+        snprintf(corpus_dir, sizeof(corpus_dir), "%s/corpus", cfg->out_dir);
+        c->corpus_fd = open(corpus_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = c->corpus_fd < 0 ? -errno : writeq_new(&c->corpus_q, c->corpus_fd);
         if (r < 0) {
                 log_error("cannot open %s for writing: %s", corpus_dir, strerror(-r));
-                shutdown_all(&c);
-                return SF_EXIT_INTERNAL;
+                return r;
         }
         /* Nothing is printed before the target is known to load, so that a
          * bad target gets exactly one line. */
-        int code = start_workers(&c);
-        if (code) {
-                shutdown_all(&c);
-                return code;
-        }
-        (void)sandboxlog_new(&c.sandbox_log); /* without it, events are only printed */
+        r = start_workers(c);
+        if (r < 0)
+                return r;
+        (void)sandboxlog_new(&c->sandbox_log); /* without it, events are only printed */
         log_info("%s: %" PRIu64 " coverage counters, %u workers, seed %" PRIu64 ", sandbox %s%s",
-                 cfg->target, (uint64_t)wproc_counters(c.slots[0].w), c.n_slots, cfg->seed,
+                 cfg->target, (uint64_t)wproc_counters(c->slots[0].w), c->n_slots, cfg->seed,
                  cfg->sandbox, cfg->sandbox_policy ? " with a policy file" : "");
-        log_info("%zu seed inputs (%zu resumed from %s/corpus), max input length %zu", c.n_seeds,
-                 c.n_resumed, cfg->out_dir, cfg->max_len);
-        if (cfg->dict_path || dicts_auto_count(c.dicts))
+        log_info("%zu seed inputs (%zu resumed from %s/corpus), max input length %zu",
+                 schedule_n_seeds(c->sched), c->n_resumed, cfg->out_dir, cfg->max_len);
+        if (cfg->dict_path || dicts_auto_count(c->dicts))
                 log_info("dictionary: %zu tokens from %s, %zu from %s/" DICTS_AUTO_FILE,
-                         dicts_user_count(c.dicts), cfg->dict_path ? cfg->dict_path : "--dict",
-                         dicts_auto_count(c.dicts), cfg->out_dir);
+                         dicts_user_count(c->dicts), cfg->dict_path ? cfg->dict_path : "--dict",
+                         dicts_auto_count(c->dicts), cfg->out_dir);
         cJSON *prepare = msg_new("prepare");
         if (prepare)
-                (void)msg_send(c.helper_cmd, prepare);
+                (void)msg_send(c->helper_cmd, prepare);
         cJSON_Delete(prepare);
-        c.last_status_ms = clock_now_ms();
-        fcntl(c.helper_evt, F_SETFL, O_NONBLOCK);
+        c->last_status_ms = clock_now_ms();
+        fcntl(c->helper_evt, F_SETFL, O_NONBLOCK);
+        return 0;
+}
 
-        while (!c.stopping) {
+/* Every few seconds: the status line, stats.json and the automatic
+ * dictionary. */
+static void report(Coordinator *c)
+{
+        int64_t now = clock_now_ms();
+        if (now - c->last_status_ms < (int64_t)c->cfg->status_every_s * 1000)
+                return;
+        c->last_status_ms = now;
+        print_status(c, "");
+        (void)write_stats(c, "running");
+        save_autodict(c);
+}
+
+static void check_alive(Coordinator *c)
+{
+        if (alive_count(c) != 0)
+                return;
+        log_error("every worker has stopped; see the messages above");
+        c->internal_error = true;
+        c->stopping = true;
+}
+
+static void check_writer(Coordinator *c)
+{
+        int r = writeq_error(c->corpus_q);
+        if (r < 0)
+                corpus_write_failed(c, r);
+}
+
+/* Stops what coordinator_start started (each part only if it was), flushes
+ * the corpus writer, and says what the run stored. */
+static void coordinator_finish(Coordinator *c, bool started)
+{
+        shutdown_all(c);
+        if (!started)
+                return;
+        int r = writeq_flush(c->corpus_q);
+        if (r < 0)
+                corpus_write_failed(c, r);
+        save_autodict(c);
+        print_status(c, "done ");
+        sandboxlog_summary(c->sandbox_log);
+        (void)write_stats(c, c->interrupted ? "interrupted" : "done");
+        if (c->stored)
+                log_info("%" PRIu64 " crash%s stored (%" PRIu64 " new); replay one with: "
+                         "snapfuzz reproduce ID --out %s",
+                         c->stored, c->stored == 1 ? "" : "es", c->unique, c->cfg->out_dir);
+        if (c->lost)
+                log_warn("%" PRIu64 " crash%s could not be rebuilt (see the warnings above)",
+                         c->lost, c->lost == 1 ? "" : "es");
+        if (!c->stored && !c->lost)
+                log_info("no crash found");
+}
+
+static void coordinator_deinit(Coordinator *c)
+{
+        writeq_free(c->corpus_q);
+        if (c->corpus_fd >= 0)
+                close(c->corpus_fd);
+        corpus_free(c->corpus);
+        schedule_free(c->sched);
+        corpus_seeds_free(c->seeds, c->n_seeds);
+        free(c->slots);
+        coverage_shared_unmap(c->cov);
+        if (c->cov_fd >= 0)
+                close(c->cov_fd);
+        sandboxlog_free(c->sandbox_log);
+        dicts_free(c->dicts);
+        if (c->sigfd >= 0)
+                close(c->sigfd);
+        if (c->outdir_fd >= 0)
+                close(c->outdir_fd);
+}
+
+int coordinator_run(SfRunConfig *cfg)
+{
+        Coordinator c = {.cfg = cfg,
+                         .sigfd = -1,
+                         .helper_evt = -1,
+                         .outdir_fd = -1,
+                         .corpus_fd = -1,
+                         .cov_fd = -1,
+                         .leak_watch = cfg->detect_leaks};
+
+        int r = coordinator_init(&c);
+        if (r == 0)
+                r = coordinator_start(&c);
+        while (r == 0 && !c.stopping) {
                 dispatch(&c);
                 helper_dispatch(&c);
                 loop_once(&c);
                 check_limits(&c);
                 check_stuck(&c);
-                if (alive_count(&c) == 0) {
-                        log_error("every worker has stopped; see the messages above");
-                        c.internal_error = true;
-                        c.stopping = true;
-                }
-                r = writeq_error(c.corpus_q);
-                if (r < 0)
-                        corpus_write_failed(&c, r);
-                int64_t now = clock_now_ms();
-                if (now - c.last_status_ms >= (int64_t)cfg->status_every_s * 1000) {
-                        c.last_status_ms = now;
-                        print_status(&c, "");
-                        (void)write_stats(&c, "running");
-                        save_autodict(&c);
-                }
+                check_alive(&c);
+                check_writer(&c);
+                report(&c);
         }
-        shutdown_all(&c);
-        r = writeq_flush(c.corpus_q);
+        coordinator_finish(&c, r == 0);
+        coordinator_deinit(&c);
         if (r < 0)
-                corpus_write_failed(&c, r);
-        save_autodict(&c);
-        print_status(&c, "done ");
-        sandboxlog_summary(c.sandbox_log);
-        (void)write_stats(&c, c.interrupted ? "interrupted" : "done");
-        if (c.stored)
-                log_info("%" PRIu64 " crash%s stored (%" PRIu64 " new); replay one with: "
-                         "snapfuzz reproduce ID --out %s",
-                         c.stored, c.stored == 1 ? "" : "es", c.unique, cfg->out_dir);
-        if (c.lost)
-                log_warn("%" PRIu64 " crash%s could not be rebuilt (see the warnings above)",
-                         c.lost, c.lost == 1 ? "" : "es");
-        if (!c.stored && !c.lost)
-                log_info("no crash found");
-
-        writeq_free(c.corpus_q);
-        close(c.corpus_fd);
-        corpus_free(c.corpus);
-        dicts_free(c.dicts);
-        corpus_seeds_free(c.seeds, c.n_seeds);
-        free(c.seed_redo);
-        free(c.seed_pack);
-        free(c.partner_pack);
-        free(c.slots);
-        coverage_shared_unmap(c.cov);
-        sandboxlog_free(c.sandbox_log);
+                return r;
         if (c.stored || c.lost)
-                return SF_EXIT_CRASH;
-        return c.internal_error ? SF_EXIT_INTERNAL : SF_EXIT_OK;
+                return ENGINE_RUN_CRASHED;
+        return c.internal_error ? -EIO : ENGINE_RUN_CLEAN;
 }

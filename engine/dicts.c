@@ -12,7 +12,6 @@
 #include "engine/dicts.h"
 #include "core/dict.h"
 #include "core/log.h"
-#include "snapfuzz/exitcode.h"
 
 #include "snapfuzz/banned.h"
 
@@ -34,7 +33,8 @@ int dicts_new(RunDicts **ret, const char *user_path)
 
         if (!d || dict_new(&d->user) < 0 || dict_new(&d->autod) < 0) {
                 dicts_free(d);
-                return SF_EXIT_INTERNAL;
+                log_error("out of memory");
+                return -ENOMEM;
         }
         d->outdir_fd = -1;
         d->table_stale = true;
@@ -43,12 +43,12 @@ int dicts_new(RunDicts **ret, const char *user_path)
                 if (r == -EINVAL || (r == -ENOSPC && err.line)) {
                         log_error("%s:%u: %s", user_path, err.line, err.message);
                         dicts_free(d);
-                        return SF_EXIT_USAGE;
+                        return -EINVAL;
                 }
                 if (r < 0) {
                         log_error("cannot read the dictionary %s: %s", user_path, strerror(-r));
                         dicts_free(d);
-                        return r == -ENOMEM ? SF_EXIT_INTERNAL : SF_EXIT_USAGE;
+                        return r == -ENOMEM ? r : -EINVAL;
                 }
         }
         *ret = d;

@@ -22,8 +22,8 @@ typedef struct RunDicts RunDicts;
 
 /* Loads the user's dictionary (@user_path may be NULL). On a file that
  * cannot be read or is malformed, prints one error line naming the file,
- * the line and what is wrong, and returns SF_EXIT_USAGE; 0 on success,
- * SF_EXIT_INTERNAL when out of memory. */
+ * the line and what is wrong, and returns -EINVAL; 0 on success, -ENOMEM
+ * when out of memory (after a line too). */
 int dicts_new(RunDicts **ret, const char *user_path);
 void dicts_free(RunDicts *d);
 

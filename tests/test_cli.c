@@ -355,3 +355,34 @@ Test(lifecycle, a_runner_takes_many_batches_unless_told_otherwise, .timeout = 12
         cr_expect_eq(runners, batches, "--runner-lifetime-ms 0: %.0f runners for %.0f batches",
                      runners, batches);
 }
+
+/* --runs counts executions, not planned batch iterations: batches that end
+ * early (a full finds area, a seed list) leave their unrun iterations to
+ * later batches, and the last batches are cut to what is left. */
+Test(lifecycle, runs_n_executes_exactly_n_inputs, .timeout = 240)
+{
+        static const char *const runs[] = {"1", "777", "50000", "100000"};
+        static const char *const workers[] = {"1", "2"};
+        for (size_t w = 0; w < 2; w++) {
+                for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+                        char *dir = sf_tmpdir();
+                        char out[512];
+                        snprintf(out, sizeof(out), "%s/out", dir);
+                        SfRun r;
+                        const char *args[] = {"run",       sf_target("recorder"),
+                                              "--out",     out,
+                                              "--workers", workers[w],
+                                              "--runs",    runs[i],
+                                              NULL};
+                        sf_run(&r, 120, args);
+                        cr_assert_eq(r.exit_code, 0, "stderr:\n%s", r.err);
+                        sf_run_free(&r);
+                        cJSON *st = read_stats(out);
+                        double execs = cJSON_GetObjectItem(st, "execs")->valuedouble;
+                        cr_expect_eq(execs, strtod(runs[i], NULL),
+                                     "--runs %s with %s workers executed %.0f inputs", runs[i],
+                                     workers[w], execs);
+                        cJSON_Delete(st);
+                }
+        }
+}

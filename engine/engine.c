@@ -1,0 +1,42 @@
+/*
+ * The engine's public entry points (include/snapfuzz/engine.h): thin
+ * wrappers that keep the internal modules' names out of the API.
+ */
+#include <errno.h>
+
+#include "engine/coordinator.h"
+#include "snapfuzz/engine.h"
+#include "worker/worker.h"
+
+#include "snapfuzz/banned.h"
+
+int engine_run(SfRunConfig *cfg)
+{
+        return coordinator_run(cfg);
+}
+
+int engine_worker_main(int argc, char **argv)
+{
+        return worker_main(argc, argv);
+}
+
+bool engine_error_is_input(int r)
+{
+        switch (-r) {
+        case EINVAL:       /* a bad value or a malformed file */
+        case ENOENT:       /* a file or directory that is not there */
+        case ENOTDIR:      /* a file where a directory was expected */
+        case EISDIR:       /* the other way round */
+        case ENOEXEC:      /* a target that cannot be loaded or initialized */
+        case EBADMSG:      /* a corrupt record */
+        case EACCES:       /* a path the user may not read or write */
+        case EPERM:        /* likewise */
+        case EROFS:        /* an output directory on a read-only file system */
+        case ENAMETOOLONG: /* a path too long */
+        case ELOOP:        /* a symbolic link loop */
+        case EBUSY:        /* an output directory another campaign holds */
+                return true;
+        default:
+                return false;
+        }
+}
