@@ -40,6 +40,7 @@ static void usage(FILE *f)
                 "       snapfuzz minimize CRASH_ID [--out DIR] [--max-time S] [--max-trials N]\n"
                 "                [--target PATH] [--timeout S]\n"
                 "       snapfuzz crashes [--out DIR]\n"
+                "       snapfuzz status [OUT_DIR]\n"
                 "       snapfuzz --help | --version\n"
                 "\n"
                 "run: fuzz TARGET.so, a libFuzzer-style harness (exports LLVMFuzzerTestOneInput),\n"
@@ -79,6 +80,7 @@ static void usage(FILE *f)
                 "minimize: shrink a stored crash's input while it crashes the same way; writes\n"
                 "  crashes/<id>/minimized (default budget --max-time 30; 0: no limit).\n"
                 "crashes: list the crashes stored in an output directory.\n"
+                "status: whether a campaign is running, finished or was killed, and its figures.\n"
                 "\n"
                 "exit status: 0 nothing found (reproduce: no longer crashes; minimize: done),\n"
                 "1 crash found (reproduce: still crashes; minimize: no longer crashes the same\n"
@@ -413,6 +415,43 @@ static int cmd_reproduce(int argc, char **argv)
         return reproduce_run(&cfg);
 }
 
+static int cmd_status(int argc, char **argv)
+{
+        enum { OPT_OUT = 1000, OPT_HELP };
+        static const struct option opts[] = {
+            {"out", required_argument, NULL, OPT_OUT},
+            {"help", no_argument, NULL, OPT_HELP},
+            {0},
+        };
+        const char *out_dir = NULL;
+        int c;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+                switch (c) {
+                case OPT_OUT:
+                        out_dir = optarg;
+                        break;
+                case OPT_HELP:
+                        printf("usage: snapfuzz status [OUT_DIR | --out DIR]\n"
+                               "Says whether the campaign in OUT_DIR (default ./snapfuzz-out) is\n"
+                               "running, finished or was killed, and its figures.\n"
+                               "example: snapfuzz status snapfuzz-out\n");
+                        return SF_EXIT_OK;
+                default:
+                        return cliopt_bad(c, argv);
+                }
+        }
+        if (argc - optind > 1 || (out_dir && argc - optind == 1)) {
+                log_error("status takes one output directory: snapfuzz status [OUT_DIR]");
+                return SF_EXIT_USAGE;
+        }
+        if (argc - optind == 1)
+                out_dir = argv[optind];
+        return exit_status(engine_status(out_dir ? out_dir : "snapfuzz-out"));
+}
+
 int main(int argc, char **argv)
 {
         if (argc >= 2 && strcmp(argv[1], "__worker") == 0)
@@ -445,6 +484,8 @@ int main(int argc, char **argv)
                 return minimize_cmd(argc - 1, argv + 1);
         if (strcmp(argv[1], "crashes") == 0)
                 return crashes_cmd(argc - 1, argv + 1);
+        if (strcmp(argv[1], "status") == 0)
+                return cmd_status(argc - 1, argv + 1);
         log_error("unknown command '%s'; see snapfuzz --help", argv[1]);
         return SF_EXIT_USAGE;
 }

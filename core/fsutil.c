@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -176,10 +177,94 @@ void fs_sweep_tmp(int dirfd)
                 close(fd);
                 return;
         }
+        /* A dup shares the directory's offset with @dirfd and with earlier
+         * dups: start from the first entry. */
+        rewinddir(d);
         struct dirent *de;
         while ((de = readdir(d))) {
                 if (strncmp(de->d_name, FS_TMP_PREFIX, strlen(FS_TMP_PREFIX)) == 0)
                         unlinkat(dirfd, de->d_name, 0);
         }
         closedir(d);
+}
+
+void fs_sweep_tmp_tree(int dirfd)
+{
+        fs_sweep_tmp(dirfd);
+        int fd = dup(dirfd);
+        if (fd < 0)
+                return;
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return;
+        }
+        /* A dup shares the directory's offset with @dirfd and with earlier
+         * dups: start from the first entry. */
+        rewinddir(d);
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                int sub =
+                    openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0)
+                        continue;
+                fs_sweep_tmp(sub);
+                close(sub);
+        }
+        closedir(d);
+}
+
+/* The pid written in a lock file, or 0. */
+static pid_t lock_holder(int fd)
+{
+        char buf[32];
+        ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+        if (n <= 0)
+                return 0;
+        buf[n] = 0;
+        long pid = strtol(buf, NULL, 10);
+        return pid > 0 && pid < INT32_MAX ? (pid_t)pid : 0;
+}
+
+int fs_lock_dir(int dirfd, const char *name, int *ret_fd, pid_t *ret_holder)
+{
+        int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                int r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+                *ret_holder = lock_holder(fd);
+                close(fd);
+                return r;
+        }
+        char pid[24];
+        int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+int fs_lock_probe(int dirfd, const char *name, pid_t *ret_holder)
+{
+        int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        int held = 0;
+        if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+                if (errno != EWOULDBLOCK) {
+                        int r = -errno;
+                        close(fd);
+                        return r;
+                }
+                held = 1;
+                *ret_holder = lock_holder(fd);
+        }
+        close(fd);
+        return held;
 }

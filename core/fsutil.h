@@ -47,5 +47,21 @@ int fs_fsync_dir(int dirfd);
 /* Removes leftover temporary files (FS_TMP_PREFIX*) in @dirfd. */
 void fs_sweep_tmp(int dirfd);
 
+/* Removes leftover temporary files in @dirfd and in each of its
+ * subdirectories (one level: OUT/crashes/<id>/). */
+void fs_sweep_tmp_tree(int dirfd);
+
+/* Takes the exclusive lock of a directory: a lock file @name under @dirfd
+ * (created if missing) locked with flock, so that the kernel releases it
+ * when the holder dies, however it dies; the file holds the holder's pid
+ * as text. Returns 0 and the lock's descriptor in *@ret_fd (close it to
+ * release), or -EBUSY with the holder's pid in *@ret_holder (0 if it has
+ * not written it yet), or another -errno. */
+int fs_lock_dir(int dirfd, const char *name, int *ret_fd, pid_t *ret_holder);
+
+/* Whether a live process holds the lock fs_lock_dir takes. Returns 1 (held,
+ * its pid in *@ret_holder), 0 (free or no lock file) or -errno. */
+int fs_lock_probe(int dirfd, const char *name, pid_t *ret_holder);
+
 /* Writes all of @len bytes to @fd, retrying on EINTR and short writes. */
 int fs_write_all(int fd, const void *data, size_t len);

@@ -127,6 +127,8 @@ typedef struct Coordinator {
         bool fresh_runners;      /* a crash did not reproduce from its batch: no more reuse */
         SandboxLog *sandbox_log; /* the workers' "sandbox" events */
         int outdir_fd;
+        int lock_fd;        /* OUT/.lock, held for the whole run (fs_lock_dir) */
+        int64_t started_at; /* wall clock, seconds since the epoch */
 } Coordinator;
 
 static void fmt_count(char *buf, size_t cap, double v)
@@ -160,6 +162,12 @@ static int write_stats(Coordinator *c, const char *status)
                 return -ENOMEM;
         snprintf(seed, sizeof(seed), "%" PRIu64, c->cfg->seed);
         cJSON_AddStringToObject(j, "status", status);
+        /* Who writes this file, since when, and when it last did: a reader
+         * (snapfuzz status) tells a live campaign from a killed one by the
+         * lock, and a stale heartbeat shows when it stopped. */
+        cJSON_AddNumberToObject(j, "pid", (double)getpid());
+        cJSON_AddNumberToObject(j, "started_at", (double)c->started_at);
+        cJSON_AddNumberToObject(j, "updated_at", (double)time(NULL));
         cJSON_AddStringToObject(j, "target", c->cfg->target_abs);
         cJSON_AddNumberToObject(j, "elapsed_s", secs);
         cJSON_AddNumberToObject(j, "execs", (double)c->execs);
@@ -831,6 +839,36 @@ static void loop_once(Coordinator *c)
 
 /* --- setup --- */
 
+/* One campaign per output directory: two would lose each other's counts
+ * and files. The kernel drops the lock when the holder dies, so a killed
+ * run never leaves a stale one. */
+static int lock_outdir(Coordinator *c)
+{
+        pid_t holder = 0;
+        int r = fs_lock_dir(c->outdir_fd, ".lock", &c->lock_fd, &holder);
+        if (r == -EBUSY) {
+                log_error("the output directory %s is in use by another snapfuzz run (pid %ld); "
+                          "wait for it to end, stop it, or choose another with --out",
+                          c->cfg->out_dir, (long)holder);
+                return r;
+        }
+        if (r < 0) {
+                log_error("cannot lock the output directory %s: %s; choose another with --out",
+                          c->cfg->out_dir, strerror(-r));
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static void sweep_subdir(Coordinator *c, const char *name)
+{
+        int fd = openat(c->outdir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        fs_sweep_tmp_tree(fd);
+        close(fd);
+}
+
 static int prepare_outdir(Coordinator *c)
 {
         int r = fs_mkdir_p(c->cfg->out_dir, 0755);
@@ -846,17 +884,18 @@ static int prepare_outdir(Coordinator *c)
                           c->cfg->out_dir, strerror(errno));
                 return -EINVAL;
         }
+        r = lock_outdir(c);
+        if (r < 0)
+                return r;
+        /* A killed run's half-written files (never under a final name)
+         * are ours to remove now that no other run can be writing. */
         fs_sweep_tmp(c->outdir_fd);
         char path[4096];
         snprintf(path, sizeof(path), "%s/crashes", c->cfg->out_dir);
         r = fs_mkdir_p(path, 0755);
-        if (r == 0) {
-                int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (fd >= 0) {
-                        fs_sweep_tmp(fd);
-                        close(fd);
-                }
-        }
+        if (r == 0)
+                sweep_subdir(c, "crashes");
+        sweep_subdir(c, "corpus");
         if (r == 0)
                 r = write_stats(c, "starting");
         if (r < 0) {
@@ -1045,6 +1084,7 @@ static int coordinator_init(Coordinator *c)
         int r;
 
         c->start_ms = clock_now_ms();
+        c->started_at = (int64_t)time(NULL);
         if (!cfg->seed_set) {
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
@@ -1217,6 +1257,8 @@ static void coordinator_deinit(Coordinator *c)
                 close(c->sigfd);
         if (c->outdir_fd >= 0)
                 close(c->outdir_fd);
+        if (c->lock_fd >= 0)
+                close(c->lock_fd);
 }
 
 int coordinator_run(SfRunConfig *cfg)
@@ -1227,6 +1269,7 @@ int coordinator_run(SfRunConfig *cfg)
                          .outdir_fd = -1,
                          .corpus_fd = -1,
                          .cov_fd = -1,
+                         .lock_fd = -1,
                          .leak_watch = cfg->detect_leaks};
 
         int r = coordinator_init(&c);

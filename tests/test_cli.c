@@ -5,6 +5,7 @@
  * from an output directory, the status line and stats.json.
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,4 +386,95 @@ Test(lifecycle, runs_n_executes_exactly_n_inputs, .timeout = 240)
                         cJSON_Delete(st);
                 }
         }
+}
+
+/* Polls for @path to exist, up to @ms. */
+static bool wait_for_file(const char *path, int ms)
+{
+        for (int t = 0; t < ms; t += 50) {
+                if (access(path, F_OK) == 0)
+                        return true;
+                usleep(50000);
+        }
+        return false;
+}
+
+Test(lifecycle, a_second_run_on_a_busy_output_directory_is_refused, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char out[512], stats[600];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(stats, sizeof(stats), "%s/stats.json", out);
+        const char *args[] = {"run", sf_target("recorder"), "--out", out, "--workers", "1", NULL};
+        pid_t pid = sf_start(dir, args);
+        cr_assert(wait_for_file(stats, 30000), "the first run starts");
+
+        SfRun r;
+        sf_run(&r, 60, args);
+        char want[64];
+        snprintf(want, sizeof(want), "in use by another snapfuzz run (pid %d)", (int)pid);
+        cr_expect_eq(r.exit_code, 2, "stderr:\n%s", r.err);
+        cr_expect(strstr(r.err, want), "names the holder:\n%s", r.err);
+        sf_run_free(&r);
+
+        const char *st[] = {"status", out, NULL};
+        sf_run(&r, 30, st);
+        cr_expect_eq(r.exit_code, 0, "stderr:\n%s", r.err);
+        cr_expect(strstr(r.out, "running (pid"), "status of a live run:\n%s", r.out);
+        sf_run_free(&r);
+
+        kill(-pid, SIGINT);
+        cr_expect_eq(sf_wait(pid, 30), 0);
+        sf_run(&r, 30, st);
+        cr_expect(strstr(r.out, "state        interrupted"), "status of a finished run:\n%s",
+                  r.out);
+        sf_run_free(&r);
+}
+
+Test(lifecycle, a_killed_run_is_reported_stopped_and_the_next_one_cleans_up, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char out[512], stats[600], crashdir[600], leftover[700];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(stats, sizeof(stats), "%s/stats.json", out);
+        const char *args[] = {"run", sf_target("recorder"), "--out", out, "--workers",
+                              "1",   "--status-every",      "1",     NULL};
+        pid_t pid = sf_start(dir, args);
+        cr_assert(wait_for_file(stats, 30000), "the run starts");
+        sleep(2); /* a "running" stats.json */
+        kill(-pid, SIGKILL);
+        sf_wait(pid, 30);
+
+        SfRun r;
+        const char *st[] = {"status", "--out", out, NULL};
+        sf_run(&r, 30, st);
+        cr_expect_eq(r.exit_code, 0, "stderr:\n%s", r.err);
+        cr_expect(strstr(r.out, "stopped without finishing"), "never 'running' once dead:\n%s",
+                  r.out);
+        sf_run_free(&r);
+
+        /* What a SIGKILL can leave: a temporary file in a crash's folder. */
+        snprintf(crashdir, sizeof(crashdir), "%s/crashes/0123456789abcdef", out);
+        cr_assert_eq(mkdir(crashdir, 0755), 0);
+        snprintf(leftover, sizeof(leftover), "%s/.tmp.crash.json.999.1", crashdir);
+        int fd = open(leftover, O_WRONLY | O_CREAT, 0644);
+        cr_assert_geq(fd, 0);
+        close(fd);
+        const char *again[] = {"run", sf_target("recorder"), "--out", out, "--runs", "1000", NULL};
+        sf_run(&r, 60, again);
+        cr_expect_eq(r.exit_code, 0, "stderr:\n%s", r.err);
+        cr_expect(strstr(r.err, "resumed from"), "%s", r.err);
+        sf_run_free(&r);
+        cr_expect_neq(access(leftover, F_OK), 0, "the leftover temporary file was removed");
+}
+
+Test(lifecycle, status_of_a_directory_without_a_campaign_is_a_usage_error)
+{
+        char *dir = sf_tmpdir();
+        SfRun r;
+        const char *st[] = {"status", dir, NULL};
+        sf_run(&r, 30, st);
+        cr_expect_eq(r.exit_code, 2, "stderr:\n%s", r.err);
+        cr_expect(strstr(r.err, "stats.json"), "%s", r.err);
+        sf_run_free(&r);
 }

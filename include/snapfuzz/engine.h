@@ -55,6 +55,11 @@ enum {
  * max_len). Returns an ENGINE_RUN_* outcome or a negative errno. */
 int engine_run(SfRunConfig *cfg);
 
+/* Prints what the campaign in @out_dir is doing or did (stats.json and
+ * whether a live run holds the directory's lock). Returns 0 or a negative
+ * errno (no such directory, no or a malformed stats.json) after a line. */
+int engine_status(const char *out_dir);
+
 /* The worker process: a front end whose argv[1] is "__worker" hands its
  * argv (from "__worker" on) here and exits with the result, a
  * WORKER_EXIT_* code (snapfuzz/exitcode.h). */

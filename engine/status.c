@@ -1,0 +1,123 @@
+/*
+ * `snapfuzz status`: what a campaign in an output directory is doing or
+ * did, from its stats.json and its lock (engine/coordinator.c takes
+ * OUT/.lock for the whole run). stats.json alone cannot say whether its
+ * writer is alive — a SIGKILLed run leaves "running" behind — so the lock
+ * decides: held means running; free means the campaign ended, and a
+ * "running" left behind is reported as a run that was killed.
+ *
+ * Everything printed comes from a file someone else may have written: the
+ * strings are printed with control characters escaped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/fsutil.h"
+#include "core/log.h"
+#include "core/msg.h"
+#include "snapfuzz/engine.h"
+
+#include "snapfuzz/banned.h"
+
+/* @s with every byte below 0x20, 0x7f and every byte of a C1 control
+ * escaped as \xNN, cut to what fits @cap. */
+static const char *printable(const char *s, char *buf, size_t cap)
+{
+        size_t o = 0;
+        for (; *s && o + 5 < cap; s++) {
+                unsigned char ch = (unsigned char)*s;
+                if (ch < 0x20 || ch == 0x7f)
+                        o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", ch);
+                else
+                        buf[o++] = (char)ch;
+        }
+        buf[o] = 0;
+        return buf;
+}
+
+static void print_time(const char *label, double t, time_t now)
+{
+        char when[64];
+        time_t tt = (time_t)t;
+        struct tm tm;
+        if (t <= 0 || !gmtime_r(&tt, &tm)) {
+                printf("  %-10s unknown\n", label);
+                return;
+        }
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+        printf("  %-10s %s (%.0f s ago)\n", label, when, difftime(now, tt));
+}
+
+/* The state line: running, finished, or killed while running. */
+static void print_state(const cJSON *st, int held, pid_t holder)
+{
+        char buf[256];
+        const char *status = printable(msg_str(st, "status", "?"), buf, sizeof(buf));
+        bool said_running = strcmp(status, "running") == 0 || strcmp(status, "starting") == 0;
+        if (held)
+                printf("state        running (pid %ld)\n", (long)holder);
+        else if (said_running)
+                printf("state        stopped without finishing: no process holds the campaign "
+                       "(pid %.0f was killed or crashed); a new run resumes from here\n",
+                       msg_num(st, "pid", 0));
+        else
+                printf("state        %s\n", status);
+}
+
+int engine_status(const char *out_dir)
+{
+        int dirfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0) {
+                int r = -errno;
+                log_error("cannot open the output directory %s: %s", out_dir, strerror(errno));
+                return r;
+        }
+        uint8_t *text = NULL;
+        size_t len;
+        int r = fs_read_file(dirfd, "stats.json", 1 << 20, &text, &len);
+        if (r < 0) {
+                log_error("%s/stats.json: %s; is %s a snapfuzz output directory?", out_dir,
+                          strerror(-r), out_dir);
+                close(dirfd);
+                return r == -ENOMEM ? r : -ENOENT;
+        }
+        cJSON *st = cJSON_ParseWithLength((const char *)text, len);
+        free(text);
+        if (!cJSON_IsObject(st)) {
+                log_error("%s/stats.json is not a stats file (malformed JSON)", out_dir);
+                cJSON_Delete(st);
+                close(dirfd);
+                return -EBADMSG;
+        }
+        pid_t holder = 0;
+        int held = fs_lock_probe(dirfd, ".lock", &holder);
+        close(dirfd);
+        if (held < 0)
+                held = 0;
+
+        char buf[1024];
+        time_t now = time(NULL);
+        printf("campaign     %s\n", printable(out_dir, buf, sizeof(buf)));
+        print_state(st, held, holder);
+        printf("target       %s\n", printable(msg_str(st, "target", "?"), buf, sizeof(buf)));
+        print_time("started", msg_num(st, "started_at", 0), now);
+        print_time("updated", msg_num(st, "updated_at", 0), now);
+        double secs = msg_num(st, "elapsed_s", 0), execs = msg_num(st, "execs", 0);
+        printf("elapsed      %.1f s, %.0f executions (%.0f/s), %.0f workers\n", secs, execs,
+               secs > 0 ? execs / secs : 0, msg_num(st, "workers", 0));
+        printf("coverage     %.0f edges, %.0f features; corpus %.0f inputs\n",
+               msg_num(st, "edges", 0), msg_num(st, "features", 0), msg_num(st, "corpus", 0));
+        printf("crashes      %.0f stored (%.0f unique), %.0f runner deaths, %.0f inputs lost\n",
+               msg_num(st, "crashes", 0), msg_num(st, "unique_crashes", 0),
+               msg_num(st, "runner_deaths", 0), msg_num(st, "inputs_lost", 0));
+        cJSON_Delete(st);
+        return 0;
+}
