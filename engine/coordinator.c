@@ -998,6 +998,29 @@ static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
         return 0;
 }
 
+/* Waits for a worker's hello as wproc_await_hello does, but gives up at
+ * once on SIGINT, SIGTERM or SIGHUP: a target whose initialization hangs
+ * must not hold Ctrl-C for the initialization timeout. Returns what
+ * wproc_await_hello returns, or -EINTR after a signal. */
+static int await_hello(Coordinator *c, Wproc *w, char *err, size_t errlen)
+{
+        int64_t give_up = clock_now_ms() + 125000; /* past wproc's own timeout */
+        while (clock_now_ms() < give_up) {
+                struct pollfd pfd[2] = {{.fd = c->sigfd, .events = POLLIN},
+                                        {.fd = wproc_evt_fd(w), .events = POLLIN}};
+                if (poll(pfd, 2, 200) < 0 && errno != EINTR)
+                        break;
+                if (pfd[0].revents) {
+                        handle_signal(c);
+                        snprintf(err, errlen, "stopped while the target was initializing");
+                        return -EINTR;
+                }
+                if (pfd[1].revents)
+                        break;
+        }
+        return wproc_await_hello(w, err, errlen);
+}
+
 /* Every worker loads the target at the same time: started one by one, 64
  * workers would cost 64 initializations of wall time before the first
  * batch. Hellos are then awaited in order; slots become usable (n_slots)
@@ -1021,7 +1044,7 @@ static int start_workers(Coordinator *c)
         }
         for (; c->n_slots < launched; c->n_slots++) {
                 Slot *s = &c->slots[c->n_slots];
-                r = wproc_await_hello(s->w, err, sizeof(err));
+                r = await_hello(c, s->w, err, sizeof(err));
                 if (r < 0)
                         goto err_launched;
                 slot_ready(s);
@@ -1038,6 +1061,8 @@ err_launched:
                 wproc_free(c->slots[i].w);
                 c->slots[i].w = NULL;
         }
+        if (r == -EINTR)
+                return r;
         log_error("%s: %s", c->cfg->target, err);
         /* A target that cannot be loaded or initialized is the user's to
          * fix, like a file that is not one. */
@@ -1287,6 +1312,10 @@ int coordinator_run(SfRunConfig *cfg)
         }
         coordinator_finish(&c, r == 0);
         coordinator_deinit(&c);
+        if (r == -EINTR && c.interrupted) {
+                log_info("no crash found");
+                return ENGINE_RUN_CLEAN;
+        }
         if (r < 0)
                 return r;
         if (c.stored || c.lost)

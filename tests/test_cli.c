@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -477,4 +478,27 @@ Test(lifecycle, status_of_a_directory_without_a_campaign_is_a_usage_error)
         cr_expect_eq(r.exit_code, 2, "stderr:\n%s", r.err);
         cr_expect(strstr(r.err, "stats.json"), "%s", r.err);
         sf_run_free(&r);
+}
+
+Test(lifecycle, ctrl_c_stops_a_hanging_initialization_at_once, .timeout = 60)
+{
+        char *dir = sf_tmpdir();
+        char out[512], path[600];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        const char *args[] = {"run", sf_target("init_hang"), "--out", out, "--workers", "2", NULL};
+        pid_t pid = sf_start(dir, args);
+        sleep(2);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        kill(-pid, SIGINT);
+        int code = sf_wait(pid, 30);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        size_t len;
+        snprintf(path, sizeof(path), "%s/stderr", dir);
+        char *err = (char *)sf_read(path, &len);
+        cr_expect_lt(secs, 5.0, "stopped %.1f s after Ctrl-C; stderr:\n%s", secs, err);
+        cr_expect_eq(code, 0, "an interrupted run with no crash exits 0; stderr:\n%s", err);
+        cr_expect(strstr(err, "SIGINT received"), "%s", err);
+        free(err);
 }
