@@ -26,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -127,7 +128,11 @@ typedef struct Coordinator {
         bool fresh_runners;      /* a crash did not reproduce from its batch: no more reuse */
         SandboxLog *sandbox_log; /* the workers' "sandbox" events */
         int outdir_fd;
-        int lock_fd;        /* OUT/.lock, held for the whole run (fs_lock_dir) */
+        int lock_fd; /* OUT/.lock, held for the whole run (fs_lock_dir) */
+        /* The target file as it was when the run started (check_target). */
+        struct stat target_st;
+        int64_t target_checked_ms;
+        bool target_changed;
         int64_t started_at; /* wall clock, seconds since the epoch */
 } Coordinator;
 
@@ -560,10 +565,52 @@ static bool death_key_seen(Coordinator *c, uint64_t key)
  * would otherwise keep the helper busy long after --max-total-time. Such a
  * death is counted (runner_deaths, duplicate_deaths_skipped), not stored.
  */
+/*
+ * The target file is watched: workers run the build they loaded, but a
+ * file replaced in place changes the pages they have mapped under them,
+ * and the recovery helper verifies a crash in a fresh worker that loads
+ * whatever the file is now. Either way a death after a change says nothing
+ * about the target that was fuzzed: the run stops with one line instead of
+ * storing a false crash. Returns whether the file is as it was.
+ */
+static bool check_target(Coordinator *c)
+{
+        struct stat st;
+        const struct stat *was = &c->target_st;
+        if (c->target_changed)
+                return false;
+        c->target_checked_ms = clock_now_ms();
+        const char *how = NULL;
+        if (stat(c->cfg->target_abs, &st) < 0)
+                how = "deleted";
+        else if (st.st_dev != was->st_dev || st.st_ino != was->st_ino ||
+                 st.st_size != was->st_size || st.st_mtim.tv_sec != was->st_mtim.tv_sec ||
+                 st.st_mtim.tv_nsec != was->st_mtim.tv_nsec)
+                how = "replaced";
+        if (!how)
+                return true;
+        log_error("the target %s was %s while fuzzing; stopping (what was found before is "
+                  "stored). Run again to fuzz the new build.",
+                  c->cfg->target, how);
+        c->target_changed = true;
+        c->stopping = true;
+        return false;
+}
+
+/* Every quarter of a second, from the main loop. */
+static void watch_target(Coordinator *c)
+{
+        if (clock_now_ms() - c->target_checked_ms >= 250)
+                (void)check_target(c);
+}
+
 static void take_death(Coordinator *c, Slot *s, cJSON *m)
 {
         Classification cl;
         uint64_t key;
+
+        if (!check_target(c))
+                return; /* not a crash of the build that was fuzzed */
 
         classify_death(m, &cl);
         if (!cl.is_crash)
@@ -1146,6 +1193,11 @@ static int coordinator_init(Coordinator *c)
                           corpus_dir, strerror(-r));
                 return r == -ENOMEM ? r : -EINVAL;
         }
+        if (stat(cfg->target_abs, &c->target_st) < 0) {
+                int r2 = -errno;
+                log_error("%s: %s", cfg->target, strerror(errno));
+                return r2;
+        }
         c->cov_fd = coverage_shared_create();
         if (c->cov_fd < 0 || coverage_shared_map(c->cov_fd, &c->cov) < 0) {
                 log_error("cannot create the shared coverage map");
@@ -1225,7 +1277,7 @@ static void report(Coordinator *c)
 
 static void check_alive(Coordinator *c)
 {
-        if (alive_count(c) != 0)
+        if (alive_count(c) != 0 || !check_target(c))
                 return;
         log_error("every worker has stopped; see the messages above");
         c->internal_error = true;
@@ -1308,6 +1360,7 @@ int coordinator_run(SfRunConfig *cfg)
                 check_stuck(&c);
                 check_alive(&c);
                 check_writer(&c);
+                watch_target(&c);
                 report(&c);
         }
         coordinator_finish(&c, r == 0);
@@ -1320,5 +1373,7 @@ int coordinator_run(SfRunConfig *cfg)
                 return r;
         if (c.stored || c.lost)
                 return ENGINE_RUN_CRASHED;
+        if (c.target_changed)
+                return -ESTALE;
         return c.internal_error ? -EIO : ENGINE_RUN_CLEAN;
 }

@@ -35,6 +35,7 @@ bool engine_error_is_input(int r)
         case ENAMETOOLONG: /* a path too long */
         case ELOOP:        /* a symbolic link loop */
         case EBUSY:        /* an output directory another campaign holds */
+        case ESTALE:       /* a target file replaced or deleted during the run */
                 return true;
         default:
                 return false;

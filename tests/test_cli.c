@@ -502,3 +502,54 @@ Test(lifecycle, ctrl_c_stops_a_hanging_initialization_at_once, .timeout = 60)
         cr_expect(strstr(err, "SIGINT received"), "%s", err);
         free(err);
 }
+
+/* Copies @from to @to (a target the test may then change under a run). */
+static void copy_file(const char *from, const char *to)
+{
+        size_t len;
+        uint8_t *data = sf_read(from, &len);
+        int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+        cr_assert_geq(fd, 0, "cannot write %s", to);
+        cr_assert_eq(write(fd, data, len), (ssize_t)len);
+        close(fd);
+        free(data);
+}
+
+/* A target changed under a run: overwritten in place (@replace) or
+ * deleted. The run stops with one line and exit 2, and stores no crash. */
+static void run_with_changing_target(bool replace)
+{
+        char *dir = sf_tmpdir();
+        char out[512], target[600], stats[600], path[600];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(stats, sizeof(stats), "%s/stats.json", out);
+        snprintf(target, sizeof(target), "%s/target.so", dir);
+        copy_file(sf_target("recorder"), target);
+        const char *args[] = {"run", target, "--out", out, "--workers", "2", NULL};
+        pid_t pid = sf_start(dir, args);
+        cr_assert(wait_for_file(stats, 30000), "the run starts");
+        sleep(1);
+        if (replace)
+                copy_file(sf_target("tlv_parser"), target); /* same inode, new bytes */
+        else
+                cr_assert_eq(unlink(target), 0);
+        int code = sf_wait(pid, 60);
+        size_t len;
+        snprintf(path, sizeof(path), "%s/stderr", dir);
+        char *err = (char *)sf_read(path, &len);
+        cr_expect_eq(code, 2, "stderr:\n%s", err);
+        cr_expect(strstr(err, replace ? "was replaced while fuzzing" : "was deleted while fuzzing"),
+                  "%s", err);
+        cr_expect_eq(sf_count_crashes(out), 0, "no false crash stored; stderr:\n%s", err);
+        free(err);
+}
+
+Test(lifecycle, a_target_overwritten_during_the_run_stops_it_without_a_false_crash, .timeout = 120)
+{
+        run_with_changing_target(true);
+}
+
+Test(lifecycle, a_target_deleted_during_the_run_stops_it_with_a_clear_line, .timeout = 120)
+{
+        run_with_changing_target(false);
+}
