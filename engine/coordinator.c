@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -64,6 +65,10 @@ typedef struct Slot {
 } Slot;
 
 #define COORD_MAX_RESTARTS 5
+/* The length of every fuzz batch of a reproducible run: some 5-10 ms on
+ * the fast bench/ harnesses (expat, libpng), 0.1-0.3 s on the slow ones,
+ * where the adaptive length aims at 20 ms. */
+#define COORD_REPRODUCIBLE_ITERS 2048
 #define COORD_LEAK_DISMISSALS 1000
 /* Recovery jobs waiting for the helper above which a death whose stack was
  * already queued for recovery is counted, not recovered again. */
@@ -133,6 +138,7 @@ typedef struct Coordinator {
         struct stat target_st;
         int64_t target_checked_ms;
         bool target_changed;
+        bool reproducible;  /* --seed and one worker: the same inputs every run */
         int64_t started_at; /* wall clock, seconds since the epoch */
 } Coordinator;
 
@@ -456,7 +462,8 @@ static void take_finds(Coordinator *c, Slot *s)
                 }
                 if (r == 1 && !legacy && ff->n <= RECORD_FIND_FEATURES && features &&
                     corpus_set_features(c->corpus, i_new, ff->id, ff->n,
-                                        complete == RECORD_FEATURES_COMPLETE, ff->exec_ns) < 0)
+                                        complete == RECORD_FEATURES_COMPLETE,
+                                        c->reproducible ? 0 : ff->exec_ns) < 0)
                         log_warn("out of memory: an input is scheduled without its features");
                 if (r == 1 && !known) {
                         /* On disk in the background: a find storm must not
@@ -1185,6 +1192,12 @@ static int coordinator_init(Coordinator *c)
                 return r;
         }
         c->n_seeds = 0; /* the schedule owns them */
+        /* --seed with one worker: nothing that steers the run may come from
+         * the clock, so batches have one length and an input's measured
+         * speed does not weigh in its energy. */
+        c->reproducible = cfg->seed_set && cfg->workers == 1;
+        if (c->reproducible)
+                schedule_set_fixed_length(c->sched, COORD_REPRODUCIBLE_ITERS);
         char corpus_dir[4096];
         snprintf(corpus_dir, sizeof(corpus_dir), "%s/corpus", cfg->out_dir);
         r = corpus_new(&c->corpus, corpus_dir);
@@ -1216,6 +1229,18 @@ static int coordinator_start(Coordinator *c)
         char corpus_dir[4096];
         int r;
 
+        /* Comparison operands are filed by their call site's address, and
+         * value profile counts by it: with address space randomization the
+         * same comparison lands elsewhere in each run. A reproducible run's
+         * processes (every one is started after this) get one layout. */
+        if (c->reproducible) {
+                int persona = personality(0xffffffff);
+                if (persona < 0 || personality((unsigned long)persona | ADDR_NO_RANDOMIZE) < 0)
+                        log_warn("cannot turn address space randomization off (%s): the run "
+                                 "may not be reproducible",
+                                 strerror(errno));
+        }
+
         sigset_t mask;
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
@@ -1244,9 +1269,10 @@ static int coordinator_start(Coordinator *c)
         if (r < 0)
                 return r;
         (void)sandboxlog_new(&c->sandbox_log); /* without it, events are only printed */
-        log_info("%s: %" PRIu64 " coverage counters, %u workers, seed %" PRIu64 ", sandbox %s%s",
+        log_info("%s: %" PRIu64 " coverage counters, %u workers, seed %" PRIu64 "%s, sandbox %s%s",
                  cfg->target, (uint64_t)wproc_counters(c->slots[0].w), c->n_slots, cfg->seed,
-                 cfg->sandbox, cfg->sandbox_policy ? " with a policy file" : "");
+                 c->reproducible ? " (reproducible)" : "", cfg->sandbox,
+                 cfg->sandbox_policy ? " with a policy file" : "");
         log_info("%zu seed inputs (%zu resumed from %s/corpus), max input length %zu",
                  schedule_n_seeds(c->sched), c->n_resumed, cfg->out_dir, cfg->max_len);
         if (cfg->dict_path || dicts_auto_count(c->dicts))

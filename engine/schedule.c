@@ -62,6 +62,7 @@ struct Schedule {
         SfPrng rng;
         bool legacy; /* SNAPFUZZ_SCHEDULE=legacy: the scheduler before energy */
         uint64_t batch_ids;
+        uint64_t fixed_iters; /* 0: batches as long as the worker's speed says */
 
         CorpusSeed *seeds;
         size_t n_seeds, next_seed;
@@ -121,6 +122,11 @@ void schedule_free(Schedule *s)
         free(s->partner_pack);
         free(s->seed_pack);
         free(s);
+}
+
+void schedule_set_fixed_length(Schedule *s, uint64_t iters)
+{
+        s->fixed_iters = iters;
 }
 
 bool schedule_seeds_left(const Schedule *s)
@@ -366,10 +372,11 @@ static void plan_fuzz(Schedule *s, Corpus *corpus, const uint8_t *table, size_t 
                 want = SCHEDULE_MIN_ITERS;
         if (want > SCHEDULE_MAX_ITERS)
                 want = SCHEDULE_MAX_ITERS;
-        b->iters = (uint64_t)want;
+        b->iters = s->fixed_iters ? s->fixed_iters : (uint64_t)want;
         if (n && !s->legacy) {
                 pack_bases(s, corpus, p, b);
-                cap_by_bases(s, corpus, p, b);
+                if (!s->fixed_iters)
+                        cap_by_bases(s, corpus, p, b);
         }
         b->table = table;
         b->table_len = table_len;

@@ -53,6 +53,12 @@ int schedule_new(Schedule **ret, const RecordLayout *layout, uint64_t seed, Corp
                  size_t n_seeds, unsigned n_workers);
 void schedule_free(Schedule *s);
 
+/* Fuzz batches of exactly @iters iterations (0: adaptive, the default).
+ * The adaptive length follows the worker's measured speed, i.e. the clock;
+ * a fixed one makes the sequence of batches, and so of inputs, a function
+ * of the seed alone (a reproducible run: --seed with one worker). */
+void schedule_set_fixed_length(Schedule *s, uint64_t iters);
+
 /* The next batch for a worker: fills @ret (pointing into the schedule, the
  * corpus and @table until the next call) and @plan; at most @max_iters
  * iterations (0: no limit). */

@@ -5,6 +5,7 @@
  * from an output directory, the status line and stats.json.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -552,4 +553,63 @@ Test(lifecycle, a_target_overwritten_during_the_run_stops_it_without_a_false_cra
 Test(lifecycle, a_target_deleted_during_the_run_stops_it_with_a_clear_line, .timeout = 120)
 {
         run_with_changing_target(false);
+}
+
+/* The names in @dir (content hashes for a corpus), sorted, as one string. */
+static char *dir_listing(const char *dir)
+{
+        struct dirent **names;
+        int n = scandir(dir, &names, NULL, alphasort);
+        cr_assert_geq(n, 0, "cannot list %s", dir);
+        size_t cap = 64 + (size_t)n * 64, used = 0;
+        char *out = calloc(1, cap);
+        for (int i = 0; i < n; i++) {
+                if (names[i]->d_name[0] != '.')
+                        used += (size_t)snprintf(out + used, cap - used, "%s\n", names[i]->d_name);
+                free(names[i]);
+        }
+        free(names);
+        return out;
+}
+
+Test(reproducible, a_seeded_one_worker_run_makes_the_same_inputs_every_time, .timeout = 240)
+{
+        char *listing[2], *crash[2];
+        size_t crash_len[2];
+        for (int i = 0; i < 2; i++) {
+                char *dir = sf_tmpdir();
+                char out[512], corpus[600], input[700];
+                snprintf(out, sizeof(out), "%s/out", dir);
+                snprintf(corpus, sizeof(corpus), "%s/corpus", out);
+                SfRun r;
+                /* ini_parser's planted assertion is found in a few hundred
+                 * thousand executions; the inputs before it, the crash and
+                 * its input must be the same in both runs. */
+                const char *args[] = {"run",       sf_target("ini_parser"),
+                                      "--out",     out,
+                                      "--seed",    "4242",
+                                      "--workers", "1",
+                                      "--runs",    "2000000",
+                                      NULL};
+                sf_run(&r, 120, args);
+                cr_assert_eq(r.exit_code, 1, "stderr:\n%s", r.err);
+                cr_expect(strstr(r.err, "(reproducible)"), "%s", r.err);
+                sf_run_free(&r);
+                listing[i] = dir_listing(corpus);
+                crash[i] = sf_only_crash(out);
+                snprintf(input, sizeof(input), "%s/crashes/%s/input", out, crash[i]);
+                free(sf_read(input, &crash_len[i])); /* the crash's input exists */
+                char *bytes = (char *)sf_read(input, &crash_len[i]);
+                free(crash[i]);
+                crash[i] = bytes;
+        }
+        cr_expect_gt(strlen(listing[0]), 41 * 10, "the run found some inputs");
+        cr_expect_str_eq(listing[0], listing[1], "the two runs' corpora differ");
+        cr_assert_eq(crash_len[0], crash_len[1], "crash inputs of %zu and %zu bytes", crash_len[0],
+                     crash_len[1]);
+        cr_expect_eq(memcmp(crash[0], crash[1], crash_len[0]), 0, "the crash inputs differ");
+        for (int i = 0; i < 2; i++) {
+                free(listing[i]);
+                free(crash[i]);
+        }
 }
