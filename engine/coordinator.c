@@ -34,6 +34,7 @@
 
 #include "core/clock.h"
 #include "engine/coordinator.h"
+#include "engine/corpusw.h"
 #include "engine/dicts.h"
 #include "engine/sandboxlog.h"
 #include "engine/schedule.h"
@@ -89,8 +90,7 @@ typedef struct Coordinator {
         Slot *slots;
         unsigned n_slots;
         Corpus *corpus;
-        WriteQueue *corpus_q; /* writes new entries into OUT/corpus off the loop */
-        int corpus_fd;
+        CorpusWriter *corpus_w; /* writes new entries into OUT/corpus off the loop */
         RunDicts *dicts;
         int cov_fd;
         CoverageShared *cov;
@@ -228,6 +228,8 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "worker_events", (double)c->events);
         cJSON_AddStringToObject(j, "seed", seed);
         sandboxlog_add_stats(c->sandbox_log, j);
+        if (c->corpus_w)
+                corpusw_add_stats(c->corpus_w, j);
         char *s = cJSON_Print(j);
         cJSON_Delete(j);
         if (!s)
@@ -415,8 +417,6 @@ static void helper_event(Coordinator *c, cJSON *m)
 static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen);
 static void restart_slot(Coordinator *c, Slot *s, const char *why);
 
-static void corpus_write_failed(Coordinator *c, int err);
-
 /* A slot's batch is over: its planned iterations are no longer in flight. */
 static void slot_idle(Coordinator *c, Slot *s)
 {
@@ -465,27 +465,13 @@ static void take_finds(Coordinator *c, Slot *s)
                                         complete == RECORD_FEATURES_COMPLETE,
                                         c->reproducible ? 0 : ff->exec_ns) < 0)
                         log_warn("out of memory: an input is scheduled without its features");
-                if (r == 1 && !known) {
-                        /* On disk in the background: a find storm must not
-                         * stall the loop for two fsyncs per entry. */
-                        char name[SHA1_HEX_LEN];
-                        sha1_hex(data, fs->len, name);
-                        r = writeq_put(c->corpus_q, name, data, fs->len);
-                }
-                if (r < 0)
-                        corpus_write_failed(c, r);
+                /* On disk in the background: a find storm must not stall
+                 * the loop for two fsyncs per entry. */
+                if (r == 1 && !known)
+                        (void)corpusw_put(c->corpus_w, data, fs->len);
         }
         if (used)
                 (void)dicts_take_tokens(c->dicts, region, &c->layout);
-}
-
-static void corpus_write_failed(Coordinator *c, int err)
-{
-        if (c->internal_error)
-                return;
-        log_error("cannot write to %s/corpus: %s", c->cfg->out_dir, strerror(-err));
-        c->internal_error = true;
-        c->stopping = true;
 }
 
 static void queue_death(Coordinator *c, Slot *s, cJSON *died, bool leak_suspect)
@@ -1226,7 +1212,6 @@ static int coordinator_init(Coordinator *c)
 static int coordinator_start(Coordinator *c)
 {
         SfRunConfig *cfg = c->cfg;
-        char corpus_dir[4096];
         int r;
 
         /* Comparison operands are filed by their call site's address, and
@@ -1256,13 +1241,9 @@ static int coordinator_start(Coordinator *c)
         }
         /* After the helper's fork and the signal mask: the writer thread
          * is the coordinator's alone and never takes a signal. */
-        snprintf(corpus_dir, sizeof(corpus_dir), "%s/corpus", cfg->out_dir);
-        c->corpus_fd = open(corpus_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        r = c->corpus_fd < 0 ? -errno : writeq_new(&c->corpus_q, c->corpus_fd);
-        if (r < 0) {
-                log_error("cannot open %s for writing: %s", corpus_dir, strerror(-r));
+        r = corpusw_new(&c->corpus_w, cfg->out_dir);
+        if (r < 0)
                 return r;
-        }
         /* Nothing is printed before the target is known to load, so that a
          * bad target gets exactly one line. */
         r = start_workers(c);
@@ -1312,9 +1293,10 @@ static void check_alive(Coordinator *c)
 
 static void check_writer(Coordinator *c)
 {
-        int r = writeq_error(c->corpus_q);
-        if (r < 0)
-                corpus_write_failed(c, r);
+        if (corpusw_check(c->corpus_w))
+                return;
+        c->internal_error = true;
+        c->stopping = true;
 }
 
 /* Stops what coordinator_start started (each part only if it was), flushes
@@ -1324,9 +1306,8 @@ static void coordinator_finish(Coordinator *c, bool started)
         shutdown_all(c);
         if (!started)
                 return;
-        int r = writeq_flush(c->corpus_q);
-        if (r < 0)
-                corpus_write_failed(c, r);
+        if (corpusw_finish(c->corpus_w) < 0)
+                c->internal_error = true;
         save_autodict(c);
         print_status(c, "done ");
         sandboxlog_summary(c->sandbox_log);
@@ -1344,9 +1325,7 @@ static void coordinator_finish(Coordinator *c, bool started)
 
 static void coordinator_deinit(Coordinator *c)
 {
-        writeq_free(c->corpus_q);
-        if (c->corpus_fd >= 0)
-                close(c->corpus_fd);
+        corpusw_free(c->corpus_w);
         corpus_free(c->corpus);
         schedule_free(c->sched);
         corpus_seeds_free(c->seeds, c->n_seeds);
@@ -1370,7 +1349,6 @@ int coordinator_run(SfRunConfig *cfg)
                          .sigfd = -1,
                          .helper_evt = -1,
                          .outdir_fd = -1,
-                         .corpus_fd = -1,
                          .cov_fd = -1,
                          .lock_fd = -1,
                          .leak_watch = cfg->detect_leaks};

@@ -613,3 +613,41 @@ Test(reproducible, a_seeded_one_worker_run_makes_the_same_inputs_every_time, .ti
                 free(crash[i]);
         }
 }
+
+/* OUT/corpus removed under a running campaign: every write there fails.
+ * The new inputs are kept, then written to a rescue directory named on
+ * screen; none is lost and the run goes on to its budget. */
+Test(faults, corpus_inputs_survive_an_unwritable_corpus_directory, .timeout = 180)
+{
+        char *dir = sf_tmpdir();
+        char out[512], corpus[600], stats[600], rescue[700], path[700];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(corpus, sizeof(corpus), "%s/corpus", out);
+        snprintf(stats, sizeof(stats), "%s/stats.json", out);
+        setenv("TMPDIR", dir, 1);
+        const char *args[] = {"run", sf_target("recorder"), "--out", out, "--workers",
+                              "1",   "--max-total-time",    "25",    NULL};
+        pid_t pid = sf_start(dir, args);
+        unsetenv("TMPDIR");
+        cr_assert(wait_for_file(stats, 30000), "the run starts");
+        sleep(1);
+        char cmd[800];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' 2>/dev/null", corpus);
+        /* The writer may add a file while rm empties the directory. */
+        for (int i = 0; i < 50 && access(corpus, F_OK) == 0; i++)
+                (void)system(cmd);
+        cr_assert_neq(access(corpus, F_OK), 0, "%s is gone", corpus);
+        int code = sf_wait(pid, 120);
+        size_t len;
+        snprintf(path, sizeof(path), "%s/stderr", dir);
+        char *err = (char *)sf_read(path, &len);
+        snprintf(rescue, sizeof(rescue), "%s/snapfuzz-rescue-%d/corpus", dir, (int)pid);
+        cr_expect_eq(code, 0, "the run went on to its budget; stderr:\n%s", err);
+        cr_expect(strstr(err, "kept in memory"), "%s", err);
+        cr_expect(strstr(err, rescue), "the rescue directory is named:\n%s", err);
+        cr_expect_gt(count_files(rescue), 0, "new inputs are in %s", rescue);
+        cJSON *st = read_stats(out);
+        cr_expect_eq(cJSON_GetObjectItem(st, "corpus_lost")->valuedouble, 0);
+        cJSON_Delete(st);
+        free(err);
+}

@@ -1,7 +1,8 @@
 /*
  * The write queue: every queued file ends up on disk with its content,
  * later writes of a name win, nothing queued is lost when the queue is
- * freed, and a failed write is reported by the calls that follow it.
+ * freed, a failed write is held and reported by the calls that follow it,
+ * and written once the disk (or another directory) takes it.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -112,9 +113,9 @@ Test(writeq, freeing_the_queue_writes_what_is_still_queued)
         close(dfd);
 }
 
-Test(writeq, a_failed_write_is_reported_by_the_next_calls)
+Test(writeq, a_failed_write_is_held_and_written_once_the_directory_works)
 {
-        char dir[] = "/tmp/sf-writeq-XXXXXX";
+        char dir[] = "/tmp/sf-writeq-XXXXXX", dir2[] = "/tmp/sf-writeq-XXXXXX";
         int dfd = open_tmpdir(dir);
         WriteQueue *q;
 
@@ -125,7 +126,38 @@ Test(writeq, a_failed_write_is_reported_by_the_next_calls)
         cr_assert_eq(writeq_put(q, "a", "x", 1), 0, "the put itself only queues");
         cr_expect_eq(writeq_flush(q), -ENOENT);
         cr_expect_eq(writeq_error(q), -ENOENT);
-        cr_expect_eq(writeq_put(q, "b", "y", 1), -ENOENT, "later puts are refused");
+        cr_expect_eq(writeq_put(q, "b", "y", 1), 0, "later puts are held, not refused");
+        cr_expect_eq(writeq_flush(q), -ENOENT);
+        cr_expect_eq(writeq_pending(q), 2, "nothing was dropped");
+
+        /* Somewhere that works: everything held is written there. */
+        int dfd2 = open_tmpdir(dir2);
+        writeq_redirect(q, dfd2);
+        cr_expect_eq(writeq_flush(q), 0);
+        cr_expect_eq(writeq_error(q), 0);
+        cr_expect_eq(writeq_pending(q), 0);
+        expect_file(dfd2, "a", "x", 1);
+        expect_file(dfd2, "b", "y", 1);
+        writeq_free(q);
+        close(dfd);
+        close(dfd2);
+}
+
+Test(writeq, a_removal_follows_the_writes_queued_before_it)
+{
+        char dir[] = "/tmp/sf-writeq-XXXXXX";
+        int dfd = open_tmpdir(dir);
+        WriteQueue *q;
+        cr_assert_eq(writeq_new(&q, dfd), 0);
+        cr_assert_eq(writeq_put(q, "old", "long input", 10), 0);
+        cr_assert_eq(writeq_flush(q), 0);
+        cr_assert_eq(writeq_put(q, "new", "short", 5), 0);
+        cr_assert_eq(writeq_remove(q, "old"), 0);
+        cr_assert_eq(writeq_remove(q, "never-there"), 0);
+        cr_expect_eq(writeq_flush(q), 0, "a file already gone counts as removed");
+        expect_file(dfd, "new", "short", 5);
+        cr_expect_neq(faccessat(dfd, "old", F_OK, 0), 0, "the replaced file is gone");
+        cr_expect_eq(writeq_pending(q), 0);
         writeq_free(q);
         close(dfd);
 }
@@ -150,7 +182,7 @@ Test(writeq, names_that_are_not_plain_file_names_are_refused_at_once)
         close(dfd);
 }
 
-Test(writeq, a_file_that_cannot_take_its_name_fails_the_storm_and_leaves_no_temporary)
+Test(writeq, a_file_that_cannot_take_its_name_is_held_alone_and_leaves_no_temporary)
 {
         char dir[] = "/tmp/sf-writeq-XXXXXX";
         int dfd = open_tmpdir(dir);
@@ -166,12 +198,16 @@ Test(writeq, a_file_that_cannot_take_its_name_fails_the_storm_and_leaves_no_temp
                 cr_assert_eq(writeq_put(q, name, name, strlen(name)), 0);
         }
         cr_expect_eq(writeq_flush(q), -EISDIR);
-        cr_expect_eq(writeq_put(q, "later", "y", 1), -EISDIR);
+        cr_expect_eq(writeq_put(q, "later", "y", 1), 0, "the queue goes on");
+        cr_expect_eq(writeq_flush(q), -EISDIR, "the one file still cannot be written");
+        cr_expect_eq(writeq_pending(q), 1, "only the one file is held");
         writeq_free(q);
 
         int tmp;
         count_entries(dir, &tmp);
         cr_expect_eq(tmp, 0, "the storm's temporary files are all gone");
         expect_file(dfd, "s00", "s00", 3);
+        expect_file(dfd, "s19", "s19", 3);
+        expect_file(dfd, "later", "y", 1);
         close(dfd);
 }
