@@ -75,6 +75,10 @@ static void usage(FILE *f)
                 "  --runner-lifetime-ms MS  how long one runner process goes on taking\n"
                 "                        batches (default 500; 0: a fresh process for every\n"
                 "                        batch, for targets that keep state between inputs)\n"
+                "  --keep-seeds          seeds are never superseded by shorter inputs; they stay\n"
+                "                        inputs to mutate (libFuzzer's -keep_seed=1)\n"
+                "  --no-reduce           keep no shorter form of a corpus entry that takes its\n"
+                "                        exact path (libFuzzer's -reduce_inputs=0)\n"
                 "\n"
                 "reproduce: run a stored crash again under the same sandbox and limits.\n"
                 "minimize: shrink a stored crash's input while it crashes the same way; writes\n"
@@ -123,6 +127,8 @@ enum {
         RUN_OPT_NO_MINIMIZE,
         RUN_OPT_DETECT_LEAKS,
         RUN_OPT_RUNNER_LIFETIME,
+        RUN_OPT_KEEP_SEEDS,
+        RUN_OPT_NO_REDUCE,
         RUN_OPT_HELP,
 };
 
@@ -146,6 +152,8 @@ static const struct option run_opts[] = {
     {"no-minimize", no_argument, NULL, RUN_OPT_NO_MINIMIZE},
     {"detect-leaks", required_argument, NULL, RUN_OPT_DETECT_LEAKS},
     {"runner-lifetime-ms", required_argument, NULL, RUN_OPT_RUNNER_LIFETIME},
+    {"keep-seeds", no_argument, NULL, RUN_OPT_KEEP_SEEDS},
+    {"no-reduce", no_argument, NULL, RUN_OPT_NO_REDUCE},
     {"help", no_argument, NULL, RUN_OPT_HELP},
     {0},
 };
@@ -262,6 +270,12 @@ static int run_option(RunArgs *a, int c)
                 if (cliopt_u64("--runner-lifetime-ms", optarg, 0, 3600000, &v) < 0)
                         return SF_EXIT_USAGE;
                 a->cfg.runner_lifetime_ms = (unsigned)v;
+                break;
+        case RUN_OPT_KEEP_SEEDS:
+                a->cfg.keep_seeds = true;
+                break;
+        case RUN_OPT_NO_REDUCE:
+                a->cfg.no_reduce = true;
                 break;
         case RUN_OPT_HELP:
                 usage(stdout);

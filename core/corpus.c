@@ -43,6 +43,8 @@ typedef struct Entry {
         uint32_t n_best; /* features this entry is the best input for */
         uint8_t known;   /* EntryFeatures */
         bool favored;
+        bool seed;    /* an input the run started from (corpus_mark_seed) */
+        bool on_disk; /* a file in OUT/corpus holds it (corpus_mark_on_disk) */
         uint64_t exec_ns;
         uint64_t execs;     /* executions of batches based on it */
         uint32_t batches;   /* such batches */
@@ -68,7 +70,10 @@ struct Corpus {
         uint8_t *mark;   /* per dense index: scratch */
         size_t n_feat, cap_feat;
 
-        bool dirty;       /* an entry came or went since the last recompute */
+        bool dirty;         /* an entry came or went since the last recompute */
+        bool keep_seeds;    /* seeds are never superseded (corpus_set_keep_seeds) */
+        uint32_t *seed_idx; /* entry indices of the seeds, for partner picks */
+        size_t n_seed_idx, cap_seed_idx;
         uint32_t *active; /* active entry indices, from the last recompute */
         double *cum;      /* corpus_schedule_many's running energies */
         size_t n_active, n_favored;
@@ -127,6 +132,7 @@ void corpus_free(Corpus *c)
         free(c->mark);
         free(c->active);
         free(c->cum);
+        free(c->seed_idx);
         if (c->dirfd >= 0)
                 close(c->dirfd);
         free(c);
@@ -360,9 +366,9 @@ int corpus_set_features(Corpus *c, size_t i, const uint32_t *ids, size_t n, bool
         return 0;
 }
 
-static bool entry_active(const Entry *e)
+static bool entry_active(const Corpus *c, const Entry *e)
 {
-        return e->known != ENTRY_FEATURES_COMPLETE || e->n_best > 0;
+        return e->known != ENTRY_FEATURES_COMPLETE || e->n_best > 0 || (e->seed && c->keep_seeds);
 }
 
 /* 2r / (1 + r): 1 at r = 1, towards 2 above, towards 0 below. */
@@ -390,7 +396,7 @@ static int corpus_recompute(Corpus *c)
         for (size_t i = 0; i < c->n; i++) {
                 Entry *e = &c->entries[i];
                 e->favored = false;
-                if (!entry_active(e))
+                if (!entry_active(c, e))
                         continue;
                 act[c->n_active++] = (uint32_t)i;
                 sum_len += (double)e->len;
@@ -461,7 +467,7 @@ static double entry_freshness(const Entry *e)
 static double entry_energy(const Corpus *c, size_t i)
 {
         const Entry *e = &c->entries[i];
-        if (!entry_active(e))
+        if (!entry_active(c, e))
                 return 0;
         return (i < c->n_computed ? e->weight : c->mean_weight) * entry_freshness(e);
 }
@@ -526,11 +532,18 @@ size_t corpus_pick_partner(Corpus *c, SfPrng *rng)
 {
         if (c->n_computed == 0)
                 (void)corpus_recompute(c);
+        /* The seeds stay partners when shorter inputs took their place as
+         * bases: a bug that needs two of them put together needs the
+         * whole of one. A pick is a seed as often as the seeds' share of
+         * the active entries and seeds together. */
+        if (c->n_seed_idx &&
+            prng_below(rng, (uint32_t)(c->n_active + c->n_seed_idx)) < c->n_seed_idx)
+                return c->seed_idx[prng_below(rng, (uint32_t)c->n_seed_idx)];
         /* The active list may be a little behind (see corpus_schedule): an
          * entry superseded since is skipped. */
         for (int tries = 0; c->n_active && tries < 8; tries++) {
                 size_t i = c->active[prng_below(rng, (uint32_t)c->n_active)];
-                if (entry_active(&c->entries[i]))
+                if (entry_active(c, &c->entries[i]))
                         return i;
         }
         return prng_below(rng, (uint32_t)c->n);
@@ -578,7 +591,7 @@ void corpus_note_batch(Corpus *c, size_t i, uint64_t execs, uint64_t finds)
 
 bool corpus_is_active(Corpus *c, size_t i)
 {
-        return entry_active(&c->entries[i]);
+        return entry_active(c, &c->entries[i]);
 }
 
 bool corpus_is_favored(Corpus *c, size_t i)
@@ -681,4 +694,39 @@ void corpus_seeds_free(CorpusSeed *seeds, size_t n)
                 free(seeds[i].data);
         }
         free(seeds);
+}
+
+int corpus_mark_seed(Corpus *c, size_t i)
+{
+        if (i >= c->n || c->entries[i].seed)
+                return 0;
+        if (c->n_seed_idx == c->cap_seed_idx) {
+                size_t cap = c->cap_seed_idx ? c->cap_seed_idx * 2 : 64;
+                uint32_t *idx = realloc(c->seed_idx, cap * sizeof(uint32_t));
+                if (!idx)
+                        return -ENOMEM;
+                c->seed_idx = idx;
+                c->cap_seed_idx = cap;
+        }
+        c->seed_idx[c->n_seed_idx++] = (uint32_t)i;
+        c->entries[i].seed = true;
+        c->dirty = true;
+        return 0;
+}
+
+void corpus_set_keep_seeds(Corpus *c, bool keep)
+{
+        c->keep_seeds = keep;
+        c->dirty = true;
+}
+
+void corpus_mark_on_disk(Corpus *c, size_t i, bool on_disk)
+{
+        if (i < c->n)
+                c->entries[i].on_disk = on_disk;
+}
+
+bool corpus_on_disk(const Corpus *c, size_t i)
+{
+        return i < c->n && c->entries[i].on_disk;
 }

@@ -102,3 +102,18 @@ typedef struct CorpusSeed {
 int corpus_read_dir(const char *dir, size_t max_len, CorpusSeed **seeds, size_t *n,
                     size_t *ret_truncated);
 void corpus_seeds_free(CorpusSeed *seeds, size_t n);
+
+/* Marks entry @i as a seed: an input the run started from. Seeds stay
+ * crossover partners (corpus_pick_partner) after shorter inputs took
+ * their place as bases. Returns 0 or -ENOMEM. */
+int corpus_mark_seed(Corpus *c, size_t i);
+
+/* libFuzzer's -keep_seed=1: seeds are never superseded, they stay bases
+ * with the energy of any active entry. */
+void corpus_set_keep_seeds(Corpus *c, bool keep);
+
+/* Whether a file in the output corpus holds entry @i: an entry replaced by
+ * a shorter one has its file removed (as libFuzzer's REDUCE does), so the
+ * output corpus holds what the schedule uses. */
+void corpus_mark_on_disk(Corpus *c, size_t i, bool on_disk);
+bool corpus_on_disk(const Corpus *c, size_t i);

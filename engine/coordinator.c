@@ -108,7 +108,9 @@ typedef struct Coordinator {
         CorpusSeed *seeds;
         size_t n_seeds, n_resumed;
         Schedule *sched;
-        uint64_t reduced; /* inputs handed back as a shorter form of their base */
+        uint64_t reduced;       /* inputs handed back as a shorter form of their base */
+        uint64_t files_removed; /* files of OUT/corpus removed after a reduction */
+        uint64_t files_written; /* files of OUT/corpus written by this run */
 
         /* Executions done, and those planned by the batches in flight:
          * --runs counts what ran, and plans no more than is left. */
@@ -207,6 +209,10 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddStringToObject(j, "schedule", legacy ? "legacy" : "energy");
         /* Inputs that took a corpus entry's exact path in fewer bytes. */
         cJSON_AddNumberToObject(j, "corpus_reduced", (double)c->reduced);
+        cJSON_AddNumberToObject(j, "corpus_files_removed", (double)c->files_removed);
+        /* What OUT/corpus holds once every write is done. */
+        cJSON_AddNumberToObject(j, "corpus_files",
+                                (double)(c->n_resumed + c->files_written - c->files_removed));
         cJSON_AddNumberToObject(j, "autodict", c->dicts ? (double)dicts_auto_count(c->dicts) : 0);
         cJSON_AddNumberToObject(j, "runner_deaths", (double)c->deaths);
         cJSON_AddNumberToObject(j, "crashes", (double)c->stored);
@@ -425,6 +431,32 @@ static void slot_idle(Coordinator *c, Slot *s)
         s->busy = false;
 }
 
+/* A seed batch's find @i (the seed at @iteration of its batch): a seed
+ * for the corpus, and a file of OUT/corpus when it was resumed from there. */
+static void take_seed(Coordinator *c, const SchedulePlan *p, uint64_t iteration, size_t i)
+{
+        if (corpus_mark_seed(c->corpus, i) < 0)
+                log_warn("out of memory: a seed is not kept as a crossover partner");
+        size_t seed = p->seed_lo + (iteration ? (size_t)iteration - 1 : 0);
+        if (seed < c->n_resumed)
+                corpus_mark_on_disk(c->corpus, i, true);
+}
+
+/* A shorter input replaced corpus entry @base as the best for all it
+ * reached: its file leaves OUT/corpus (as libFuzzer's REDUCE deletes the
+ * input it replaces), so the output corpus is what the schedule uses. The
+ * user's own corpus directories are never touched. */
+static void drop_replaced(Coordinator *c, size_t base)
+{
+        if (corpus_is_active(c->corpus, base) || !corpus_on_disk(c->corpus, base))
+                return;
+        size_t len;
+        const uint8_t *data = corpus_get(c->corpus, base, &len);
+        corpusw_remove(c->corpus_w, data, len);
+        corpus_mark_on_disk(c->corpus, base, false);
+        c->files_removed++;
+}
+
 static void take_finds(Coordinator *c, Slot *s)
 {
         void *region = wproc_region(s->w);
@@ -460,6 +492,8 @@ static void take_finds(Coordinator *c, Slot *s)
                         corpus_inherit(c->corpus, i_new, base);
                         c->reduced++;
                 }
+                if (r == 1 && s->plan.seed_batch)
+                        take_seed(c, &s->plan, fs->iteration, i_new);
                 if (r == 1 && !legacy && ff->n <= RECORD_FIND_FEATURES && features &&
                     corpus_set_features(c->corpus, i_new, ff->id, ff->n,
                                         complete == RECORD_FEATURES_COMPLETE,
@@ -467,8 +501,12 @@ static void take_finds(Coordinator *c, Slot *s)
                         log_warn("out of memory: an input is scheduled without its features");
                 /* On disk in the background: a find storm must not stall
                  * the loop for two fsyncs per entry. */
-                if (r == 1 && !known)
-                        (void)corpusw_put(c->corpus_w, data, fs->len);
+                if (r == 1 && !known && corpusw_put(c->corpus_w, data, fs->len) == 0) {
+                        corpus_mark_on_disk(c->corpus, i_new, true);
+                        c->files_written++;
+                }
+                if (r == 1 && smaller && base != SIZE_MAX)
+                        drop_replaced(c, base);
         }
         if (used)
                 (void)dicts_take_tokens(c->dicts, region, &c->layout);
@@ -745,6 +783,10 @@ static void dispatch_one(Coordinator *c, Slot *s)
          * copies of itself. */
         b.leak_watch = c->leak_watch && c->leak_pending == 0 && wproc_leaks(s->w);
         b.fresh = c->fresh_runners;
+        /* --no-reduce: without the bases' features, a runner hands back no
+         * shorter form of its base. */
+        if (c->cfg->no_reduce)
+                b.base_best = NULL;
         if (wproc_send_batch(s->w, &b) < 0) {
                 s->alive = false;
                 return;
@@ -1192,6 +1234,7 @@ static int coordinator_init(Coordinator *c)
                           corpus_dir, strerror(-r));
                 return r == -ENOMEM ? r : -EINVAL;
         }
+        corpus_set_keep_seeds(c->corpus, cfg->keep_seeds);
         if (stat(cfg->target_abs, &c->target_st) < 0) {
                 int r2 = -errno;
                 log_error("%s: %s", cfg->target, strerror(errno));

@@ -228,7 +228,8 @@ Test(lifecycle, a_second_run_resumes_from_the_output_directory, .timeout = 120)
         cr_assert_eq(r.exit_code, 0, "stderr:\n%s", r.err);
         sf_run_free(&r);
         cJSON *st = read_stats(out);
-        int corpus = (int)cJSON_GetObjectItem(st, "corpus")->valuedouble;
+        /* The files it kept: entries replaced by shorter ones left. */
+        int corpus = (int)cJSON_GetObjectItem(st, "corpus_files")->valuedouble;
         cr_expect_str_eq(cJSON_GetObjectItem(st, "status")->valuestring, "done");
         cJSON_Delete(st);
         cr_assert_gt(corpus, 1, "the first run found coverage");
@@ -650,4 +651,66 @@ Test(faults, corpus_inputs_survive_an_unwritable_corpus_directory, .timeout = 18
         cr_expect_eq(cJSON_GetObjectItem(st, "corpus_lost")->valuedouble, 0);
         cJSON_Delete(st);
         free(err);
+}
+
+static double stat_num(cJSON *st, const char *key)
+{
+        cJSON *v = cJSON_GetObjectItem(st, key);
+        cr_assert(cJSON_IsNumber(v), "stats.json has no number %s", key);
+        return v->valuedouble;
+}
+
+Test(corpus, an_input_replaced_by_a_shorter_one_leaves_the_output_corpus, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char out[512], corpus[600];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(corpus, sizeof(corpus), "%s/corpus", out);
+        SfRun r;
+        const char *args[] = {
+            "run",    sf_target("ini_parser"), "--out", out, "--workers", "1", "--runs",
+            "400000", "--keep-going",          NULL};
+        sf_run(&r, 100, args);
+        cr_assert_lt(r.exit_code, 2, "stderr:\n%s", r.err);
+        sf_run_free(&r);
+        cJSON *st = read_stats(out);
+        cr_expect_gt(stat_num(st, "corpus_reduced"), 0, "reductions happened");
+        cr_expect_gt(stat_num(st, "corpus_files_removed"), 0, "replaced files were removed");
+        cr_expect_eq(count_files(corpus), (int)stat_num(st, "corpus_files"),
+                     "OUT/corpus holds exactly the files the run kept");
+        cJSON_Delete(st);
+}
+
+Test(corpus, no_reduce_keeps_no_shorter_forms, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char out[512];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        SfRun r;
+        const char *args[] = {
+            "run",    sf_target("recorder"), "--out", out, "--workers", "1", "--runs",
+            "300000", "--no-reduce",         NULL};
+        sf_run(&r, 100, args);
+        cr_assert_eq(r.exit_code, 0, "stderr:\n%s", r.err);
+        sf_run_free(&r);
+        cJSON *st = read_stats(out);
+        cr_expect_eq(stat_num(st, "corpus_reduced"), 0);
+        cr_expect_eq(stat_num(st, "corpus_files_removed"), 0);
+        cJSON_Delete(st);
+}
+
+/* Two short seeds appended whole (tests/targets/seeds_cross.c): a seed
+ * replaced as a base by a shorter input stays a crossover partner. */
+Test(corpus, a_bug_that_needs_two_seeds_put_together_is_found, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char out[512], seeds[600];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(seeds, sizeof(seeds), "%s/../../tests/targets/seeds_cross", sf_env("SF_SEEDS"));
+        SfRun r;
+        const char *args[] = {"run", sf_target("seeds_cross"), seeds, "--out", out, "--workers",
+                              "1",   "--max-total-time",       "60",  NULL};
+        sf_run(&r, 100, args);
+        cr_expect_eq(r.exit_code, 1, "found within 60 s; stderr:\n%s", r.err);
+        sf_run_free(&r);
 }

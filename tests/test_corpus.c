@@ -292,3 +292,42 @@ Test(corpus, a_shorter_form_takes_over_its_base_and_supersedes_it)
                      corpus_energy(c, other), tired);
         corpus_free(c);
 }
+
+Test(corpus, a_superseded_seed_is_still_a_crossover_partner_but_not_a_base)
+{
+        Corpus *c = mem_corpus();
+        const uint32_t f[] = {8, 16};
+        size_t seed = add(c, 's', 50, f, 2, 1000, true);
+        cr_assert_eq(corpus_mark_seed(c, seed), 0);
+        size_t shorter = add(c, 't', 5, f, 2, 1000, true);
+        cr_expect_not(corpus_is_active(c, seed), "the shorter input supersedes the seed");
+
+        unsigned counts[2];
+        pick_counts(c, 1000, counts);
+        cr_expect_eq(counts[seed], 0, "a superseded seed is no base");
+        SfPrng rng;
+        prng_seed(&rng, 3, 3);
+        unsigned as_partner = 0;
+        for (int k = 0; k < 1000; k++)
+                as_partner += corpus_pick_partner(c, &rng) == seed;
+        cr_expect_gt(as_partner, 300, "the seed is a partner in %u of 1000 picks", as_partner);
+        cr_expect_lt(as_partner, 700);
+        (void)shorter;
+        corpus_free(c);
+}
+
+Test(corpus, keep_seeds_keeps_a_seed_a_base)
+{
+        Corpus *c = mem_corpus();
+        corpus_set_keep_seeds(c, true);
+        const uint32_t f[] = {8, 16};
+        size_t seed = add(c, 's', 50, f, 2, 1000, true);
+        cr_assert_eq(corpus_mark_seed(c, seed), 0);
+        add(c, 't', 5, f, 2, 1000, true);
+        cr_expect(corpus_is_active(c, seed), "a kept seed is never superseded");
+        unsigned counts[2];
+        pick_counts(c, 1000, counts);
+        cr_expect_gt(counts[seed], 100, "a kept seed is picked as a base (%u of 1000)",
+                     counts[seed]);
+        corpus_free(c);
+}

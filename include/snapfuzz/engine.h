@@ -42,6 +42,8 @@ typedef struct SfRunConfig {
         unsigned minimize_ms;        /* automatic minimization budget per new crash; 0: off */
         bool detect_leaks;           /* --detect-leaks */
         unsigned runner_lifetime_ms; /* --runner-lifetime-ms */
+        bool keep_seeds;             /* --keep-seeds: seeds are never superseded */
+        bool no_reduce;              /* --no-reduce: no shorter forms of corpus entries */
 } SfRunConfig;
 
 /* Outcomes of engine_run. */
