@@ -302,3 +302,20 @@ Test(integration, a_seed_with_a_tail_the_target_ignores_is_reduced, .timeout = 1
         closedir(d);
         cr_expect_leq(shortest, 64, "the 2004-byte seed came down to %zu bytes", shortest);
 }
+
+/* A harness with its own cJSON_Version and its own rand (names the
+ * snapfuzz executable's libraries export): its calls reach its own code,
+ * or it aborts at the first input (tests/targets/ownsyms.c). */
+Test(integration, a_harness_calls_its_own_copies_of_names_snapfuzz_links, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char out[512];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        SfRun r;
+        const char *args[] = {
+            "run", sf_target("ownsyms"), "--out", out, "--workers", "1", "--runs", "20000", NULL};
+        sf_run(&r, 100, args);
+        cr_expect_eq(r.exit_code, 0, "the harness ran its own code; stderr:\n%s", r.err);
+        cr_expect_eq(sf_count_crashes(out), 0);
+        sf_run_free(&r);
+}

@@ -36,6 +36,7 @@
 
 #include "core/clock.h"
 #include "worker/runner.h"
+#include "worker/selfbind.h"
 #include "worker/worker.h"
 #include "worker/cmplog.h"
 #include "core/coverage.h"
@@ -98,6 +99,19 @@ static void worker_send_error(Worker *w, const char *what, const char *message)
         cJSON_Delete(m);
 }
 
+/* The target's calls to what it defines itself go to its own code
+ * (worker/selfbind.h). A failure is said, not fatal: the target then runs
+ * as the dynamic linker bound it. */
+static void worker_selfbind(Worker *w)
+{
+        unsigned rebound = 0;
+        int r = selfbind_apply(w->handle, &rebound);
+        if (r < 0)
+                fprintf(stderr,
+                        "snapfuzz: warning: %s: cannot bind the target to its own symbols: %s\n",
+                        w->cfg.target, strerror(-r));
+}
+
 static int worker_load(Worker *w)
 {
         char msg[1024];
@@ -108,6 +122,7 @@ static int worker_load(Worker *w)
                 worker_send_error(w, "load", e ? e : "dlopen failed");
                 return -ENOEXEC;
         }
+        worker_selfbind(w);
         w->test = (TargetTestOneInput)dlsym(w->handle, TARGET_SYM_TEST);
         if (!w->test) {
                 snprintf(msg, sizeof(msg), "%s does not export %s", w->cfg.target, TARGET_SYM_TEST);

@@ -1,0 +1,12 @@
+/*
+ * Binds a dlopen()ed target to its own symbols (worker/selfbind.c): calls
+ * the target makes to functions it defines itself go to its definitions,
+ * not to same-named ones of the snapfuzz executable's libraries.
+ */
+#pragma once
+
+/* Rebinds the GOT slots of the target @handle (and of the libraries its
+ * dlopen loaded) whose symbols the target defines strongly. Call once,
+ * right after dlopen, before the target's initialization. Returns 0 and
+ * the number of slots rebound, or a negative errno. */
+int selfbind_apply(void *handle, unsigned *ret_rebound);
