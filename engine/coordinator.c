@@ -668,6 +668,10 @@ static void worker_event(Coordinator *c, Slot *s, cJSON *m)
                 double ms = msg_num(m, "elapsed_ms", 0);
                 c->execs += count;
                 slot_idle(c, s);
+                /* A worker that ran a batch is healthy: the restart budget
+                 * is for workers that fail over and over, not for kills
+                 * from outside spread over a long campaign. */
+                s->restarts = 0;
                 c->batches_ended++;
                 c->runners_forked += msg_bool(m, "forked", 0);
                 take_finds(c, s);

@@ -1,0 +1,266 @@
+/*
+ * Faults injected from outside, at random moments: the coordinator
+ * SIGKILLed while it fuzzes, stores and minimizes crashes and writes
+ * corpus files; workers SIGKILLed under a running campaign. After each
+ * fault the output directory must hold nothing half-written (every
+ * crash.json parses and names its input's exact bytes, every corpus file
+ * is named by its content's hash), and the next run must resume from it.
+ *
+ * The target is deaths_soak (tests/deaths/deaths.c): a dozen kinds of
+ * death picked by the input's first byte, so stores and minimizations
+ * happen all the time. SF_CHAOS_SEED replays a run (the seed is printed);
+ * SF_CHAOS_KILLS sets the number of coordinator kills (default 60).
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "tests/sfrun.h"
+
+static unsigned chaos_seed(void)
+{
+        const char *s = getenv("SF_CHAOS_SEED");
+        unsigned seed = s ? (unsigned)strtoul(s, NULL, 10) : (unsigned)time(NULL);
+        fprintf(stderr, "chaos: seed %u (replay with SF_CHAOS_SEED=%u)\n", seed, seed);
+        return seed;
+}
+
+/* The SHA-1 of a file, in hex, by sha1sum (the test checks snapfuzz's own
+ * hashing, so it does not use it). */
+static void file_sha1(const char *path, char hex[41])
+{
+        char cmd[1200];
+        snprintf(cmd, sizeof(cmd), "sha1sum '%s'", path);
+        FILE *p = popen(cmd, "r");
+        cr_assert_not_null(p);
+        cr_assert_eq(fscanf(p, "%40s", hex), 1, "sha1sum %s", path);
+        pclose(p);
+}
+
+static cJSON *read_json(const char *path)
+{
+        size_t len;
+        uint8_t *data = sf_read(path, &len);
+        cJSON *j = cJSON_ParseWithLength((const char *)data, len);
+        free(data);
+        return j;
+}
+
+/* Every crash directory is whole: crash.json parses, names itself, and
+ * its input's length and SHA-1 match the input file. */
+static void check_crashes(const char *out, int *ret_n)
+{
+        char dir[700];
+        snprintf(dir, sizeof(dir), "%s/crashes", out);
+        DIR *d = opendir(dir);
+        *ret_n = 0;
+        if (!d)
+                return;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                char json[1200], input[1200], hex[41];
+                snprintf(json, sizeof(json), "%s/%s/crash.json", dir, de->d_name);
+                snprintf(input, sizeof(input), "%s/%s/input", dir, de->d_name);
+                if (access(json, F_OK) != 0)
+                        continue; /* a directory whose crash.json was never renamed in */
+                cJSON *j = read_json(json);
+                cr_assert_not_null(j, "%s does not parse", json);
+                cJSON *id = cJSON_GetObjectItem(j, "id");
+                cr_expect(cJSON_IsString(id) && strcmp(id->valuestring, de->d_name) == 0,
+                          "%s names another id", json);
+                cr_assert_eq(access(input, F_OK), 0, "%s has no input", json);
+                size_t len;
+                free(sf_read(input, &len));
+                cJSON *want_len = cJSON_GetObjectItem(j, "input_len");
+                cJSON *want_sha = cJSON_GetObjectItem(j, "input_sha1");
+                cr_expect(cJSON_IsNumber(want_len) && (size_t)want_len->valuedouble == len,
+                          "%s: input of %zu bytes", json, len);
+                file_sha1(input, hex);
+                cr_expect(cJSON_IsString(want_sha) && strcmp(want_sha->valuestring, hex) == 0,
+                          "%s: the input's SHA-1 is %s", json, hex);
+                cJSON_Delete(j);
+                (*ret_n)++;
+        }
+        closedir(d);
+}
+
+/* Every file under a final name in OUT/corpus is named by its content. */
+static void check_corpus(const char *out)
+{
+        char dir[700];
+        snprintf(dir, sizeof(dir), "%s/corpus", out);
+        DIR *d = opendir(dir);
+        if (!d)
+                return;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                char path[1200], hex[41];
+                snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+                file_sha1(path, hex);
+                cr_expect_str_eq(de->d_name, hex, "%s holds other bytes", path);
+        }
+        closedir(d);
+}
+
+/* Waits until no process of the group @pgid is left (the workers and the
+ * helper die with the coordinator, by PR_SET_PDEATHSIG). */
+static void wait_group_gone(pid_t pgid)
+{
+        for (int i = 0; i < 500 && kill(-pgid, 0) == 0; i++)
+                usleep(10000);
+        cr_assert_neq(kill(-pgid, 0), 0, "processes of the killed run are still alive");
+}
+
+static void stats_parse(const char *out)
+{
+        char path[700];
+        snprintf(path, sizeof(path), "%s/stats.json", out);
+        if (access(path, F_OK) != 0)
+                return;
+        cJSON *j = read_json(path);
+        cr_expect_not_null(j, "stats.json does not parse");
+        cJSON_Delete(j);
+}
+
+Test(chaos, sigkill_of_the_coordinator_at_random_moments_leaves_a_resumable_directory,
+     .timeout = 1200)
+{
+        unsigned seed = chaos_seed();
+        const char *k = getenv("SF_CHAOS_KILLS");
+        int kills = k ? atoi(k) : 60;
+        char *dir = sf_tmpdir();
+        char out[512];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        const char *args[] = {
+            "run",          sf_target("deaths_soak"), "--out", out,         "--workers", "2",
+            "--keep-going", "--rss-limit-mb",         "300",   "--timeout", "0.3",       NULL};
+        srand(seed);
+        int crashes = 0;
+        for (int i = 0; i < kills; i++) {
+                pid_t pid = sf_start(dir, args);
+                usleep((useconds_t)(150000 + rand() % 2500000));
+                kill(pid, SIGKILL);
+                int st;
+                waitpid(pid, &st, 0);
+                wait_group_gone(pid);
+                check_crashes(out, &crashes);
+                check_corpus(out);
+                stats_parse(out);
+        }
+        fprintf(stderr, "chaos: %d coordinator kills, %d crashes stored\n", kills, crashes);
+        cr_expect_gt(crashes, 0, "crashes were stored between the kills");
+
+        /* The next run resumes, and every stored crash is a record that
+         * reproduce accepts (exit 0 or 1, never 2 for a corrupt record). */
+        SfRun r;
+        const char *again[] = {
+            "run", sf_target("deaths_soak"), "--out", out, "--runs", "2000", "--workers", "1",
+            NULL};
+        sf_run(&r, 120, again);
+        cr_expect(strstr(r.err, "resumed from"), "%s", r.err);
+        cr_expect(r.exit_code == 0 || r.exit_code == 1, "exit %d; stderr:\n%s", r.exit_code, r.err);
+        sf_run_free(&r);
+        char cdir[700];
+        snprintf(cdir, sizeof(cdir), "%s/crashes", out);
+        DIR *d = opendir(cdir);
+        struct dirent *de;
+        int checked = 0;
+        while (d && (de = readdir(d)) && checked < 12) {
+                if (de->d_name[0] == '.')
+                        continue;
+                const char *rep[] = {"reproduce", de->d_name, "--out", out, NULL};
+                sf_run(&r, 120, rep);
+                cr_expect(r.exit_code == 0 || r.exit_code == 1,
+                          "reproduce %s: exit %d; stderr:\n%s", de->d_name, r.exit_code, r.err);
+                sf_run_free(&r);
+                checked++;
+        }
+        if (d)
+                closedir(d);
+}
+
+/* The pids of the coordinator's `snapfuzz __worker` children. */
+static int worker_pids(pid_t coordinator, pid_t *pids, int cap)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)coordinator,
+                 (int)coordinator);
+        FILE *f = fopen(path, "r");
+        int n = 0;
+        long p;
+        while (f && n < cap && fscanf(f, "%ld", &p) == 1) {
+                char cmd[64], buf[256] = {0};
+                snprintf(cmd, sizeof(cmd), "/proc/%ld/cmdline", p);
+                FILE *c = fopen(cmd, "r");
+                if (!c)
+                        continue;
+                size_t got = fread(buf, 1, sizeof(buf) - 1, c);
+                fclose(c);
+                /* argv[1] follows argv[0]'s NUL. */
+                size_t a0 = strnlen(buf, got);
+                if (a0 + 1 < got && strcmp(buf + a0 + 1, "__worker") == 0)
+                        pids[n++] = (pid_t)p;
+        }
+        if (f)
+                fclose(f);
+        return n;
+}
+
+Test(chaos, workers_sigkilled_under_a_campaign_are_replaced_and_nothing_is_lost, .timeout = 600)
+{
+        unsigned seed = chaos_seed();
+        char *dir = sf_tmpdir();
+        char out[512], path[700];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        const char *args[] = {"run",          sf_target("deaths_soak"),
+                              "--out",        out,
+                              "--workers",    "2",
+                              "--keep-going", "--rss-limit-mb",
+                              "300",          "--timeout",
+                              "0.3",          "--max-total-time",
+                              "40",           NULL};
+        srand(seed);
+        pid_t pid = sf_start(dir, args);
+        int kills = 0;
+        sleep(2);
+        for (int i = 0; i < 400 && kills < 40; i++) {
+                pid_t w[8];
+                int n = worker_pids(pid, w, 8);
+                if (n > 0 && kill(w[rand() % n], SIGKILL) == 0)
+                        kills++;
+                usleep((useconds_t)(200000 + rand() % 500000));
+                if (waitpid(pid, NULL, WNOHANG) == pid)
+                        cr_assert_fail("the campaign ended after %d worker kills", kills);
+        }
+        int code = sf_wait(pid, 120);
+        fprintf(stderr, "chaos: %d worker kills\n", kills);
+        size_t len;
+        snprintf(path, sizeof(path), "%s/stderr", dir);
+        char *err = (char *)sf_read(path, &len);
+        cr_expect_geq(kills, 30, "workers were killed (%d)", kills);
+        cr_expect_eq(code, 1, "the campaign went on and stored crashes; stderr:\n%.3000s", err);
+        int crashes;
+        check_crashes(out, &crashes);
+        check_corpus(out);
+        cr_expect_gt(crashes, 0);
+        snprintf(path, sizeof(path), "%s/stats.json", out);
+        cJSON *st = read_json(path);
+        cr_assert_not_null(st);
+        cr_expect_eq(cJSON_GetObjectItem(st, "inputs_lost")->valuedouble, 0,
+                     "no crash lost; stderr:\n%.3000s", err);
+        cJSON_Delete(st);
+        free(err);
+}
