@@ -1,6 +1,13 @@
+/*
+ * Option values and option errors of the snapfuzz commands: every bad value
+ * or option gets one line naming it and what it takes, and the command
+ * exits with SF_EXIT_USAGE.
+ */
 #include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "app/cliopt.h"
 #include "core/log.h"
@@ -51,5 +58,37 @@ int cliopt_bad(int c, char **argv)
                 log_error("%s needs a value; see snapfuzz --help", argv[optind - 1]);
         else
                 log_error("unknown option %s; see snapfuzz --help", argv[optind - 1]);
+        return SF_EXIT_USAGE;
+}
+
+int cliopt_bad_in(int c, char **argv, const struct option *opts, const char *cmd)
+{
+        const char *arg = argv[optind - 1];
+        if (c == ':') {
+                log_error("%s needs a value; see snapfuzz %s --help", arg, cmd);
+                return SF_EXIT_USAGE;
+        }
+        /* getopt_long takes any unique prefix of a long option; a prefix of
+         * several is ambiguous, which is not the same as unknown. */
+        if (strncmp(arg, "--", 2) == 0) {
+                const char *name = arg + 2;
+                size_t n = strcspn(name, "=");
+                char list[512] = "";
+                int matches = 0;
+                for (const struct option *o = opts; o->name; o++) {
+                        if (n == 0 || strncmp(o->name, name, n) != 0)
+                                continue;
+                        size_t used = strlen(list);
+                        snprintf(list + used, sizeof(list) - used, "%s--%s", matches ? ", " : "",
+                                 o->name);
+                        matches++;
+                }
+                if (matches > 1) {
+                        log_error("ambiguous option --%.*s: it could be %s; spell it out", (int)n,
+                                  name, list);
+                        return SF_EXIT_USAGE;
+                }
+        }
+        log_error("unknown option %s; see snapfuzz %s --help", arg, cmd);
         return SF_EXIT_USAGE;
 }

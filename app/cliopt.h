@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <getopt.h>
 #include <stdint.h>
 
 /* A whole number in [@min, @max] into *@ret. 0, or -EINVAL after the line. */
@@ -16,3 +17,8 @@ int cliopt_seconds(const char *opt, const char *s, double min, double max, doubl
 /* getopt_long's ':' (a missing value) or '?' (an unknown option): prints
  * the line and returns SF_EXIT_USAGE. */
 int cliopt_bad(int c, char **argv);
+
+/* cliopt_bad for a command whose options are @opts: also tells an
+ * ambiguous abbreviation (--m) from an unknown option, and names @cmd's
+ * help. */
+int cliopt_bad_in(int c, char **argv, const struct option *opts, const char *cmd);

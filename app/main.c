@@ -32,6 +32,7 @@
 #define SNAPFUZZ_VERSION "unknown"
 #endif
 
+/* The commands, and where each one's options are. */
 static void usage(FILE *f)
 {
         fprintf(f,
@@ -43,20 +44,38 @@ static void usage(FILE *f)
                 "       snapfuzz status [OUT_DIR]\n"
                 "       snapfuzz --help | --version\n"
                 "\n"
-                "run: fuzz TARGET.so, a libFuzzer-style harness (exports LLVMFuzzerTestOneInput),\n"
+                "run: fuzz TARGET.so, a libFuzzer-style harness (see snapfuzz run --help).\n"
+                "reproduce: run a stored crash again under the same sandbox and limits.\n"
+                "minimize: shrink a stored crash's input while it crashes the same way; writes\n"
+                "  crashes/<id>/minimized (default budget --max-time 30; 0: no limit).\n"
+                "crashes: list the crashes stored in an output directory.\n"
+                "status: whether a campaign is running, finished or was killed, and its figures.\n"
+                "Each command takes -h or --help, with examples.\n"
+                "\n"
+                "exit status: 0 nothing found (reproduce: no longer crashes; minimize: done),\n"
+                "1 crash found (reproduce: still crashes; minimize: no longer crashes the same\n"
+                "way), 2 bad usage or input, 3 internal error.\n");
+}
+
+static void help_run(FILE *f)
+{
+        fprintf(f,
+                "usage: snapfuzz run TARGET.so [CORPUS_DIR...] [options]\n"
+                "Fuzz TARGET.so, a libFuzzer-style harness (exports LLVMFuzzerTestOneInput),\n"
                 "built with: clang -fsanitize=fuzzer-no-link -fPIC -shared -o target.so harness.c\n"
                 "  --out DIR             output directory (default ./snapfuzz-out): corpus/,\n"
                 "                        crashes/<id>/{input,crash.json}, stats.json\n"
                 "  --workers N           worker processes (default: online cores)\n"
                 "  --max-total-time S    stop after S seconds (default: no limit)\n"
-                "  --runs N              stop after N executions (default: no limit)\n"
+                "  --runs N              stop after exactly N executions (default: no limit)\n"
                 "  --timeout S           an input running longer than S seconds is a hang\n"
                 "                        (default 1; fractions allowed)\n"
                 "  --rss-limit-mb MB     a runner over MB resident is out of memory (default\n"
                 "                        2048; 0 disables)\n"
                 "  --malloc-limit-mb MB  one allocation over MB is out of memory (default: the\n"
                 "                        RSS limit; 0 disables)\n"
-                "  --seed N              seed of the run's PRNG (default: from the clock)\n"
+                "  --seed N              seed of the run's PRNG (default: from the clock); with\n"
+                "                        --workers 1 the run is reproducible\n"
                 "  --max-len BYTES       longest input (default: max(4096, largest seed))\n"
                 "  --keep-going          go on after a crash (default: stop at the first)\n"
                 "  --sandbox MODE        strict (default): a blocked syscall is a crash;\n"
@@ -79,16 +98,29 @@ static void usage(FILE *f)
                 "                        inputs to mutate (libFuzzer's -keep_seed=1)\n"
                 "  --no-reduce           keep no shorter form of a corpus entry that takes its\n"
                 "                        exact path (libFuzzer's -reduce_inputs=0)\n"
-                "\n"
-                "reproduce: run a stored crash again under the same sandbox and limits.\n"
-                "minimize: shrink a stored crash's input while it crashes the same way; writes\n"
-                "  crashes/<id>/minimized (default budget --max-time 30; 0: no limit).\n"
-                "crashes: list the crashes stored in an output directory.\n"
-                "status: whether a campaign is running, finished or was killed, and its figures.\n"
-                "\n"
-                "exit status: 0 nothing found (reproduce: no longer crashes; minimize: done),\n"
-                "1 crash found (reproduce: still crashes; minimize: no longer crashes the same\n"
-                "way), 2 bad usage or input, 3 internal error.\n");
+                "examples:\n"
+                "  snapfuzz run ./parser.so seeds/ --max-total-time 600\n"
+                "  snapfuzz run ./parser.so --workers 4 --dict parser.dict --keep-going\n"
+                "  snapfuzz run ./parser.so --workers 1 --seed 7 --runs 1000000   # reproducible\n"
+                "exit status: 0 nothing found, 1 a crash was found and stored, 2 bad usage or\n"
+                "input, 3 internal error.\n");
+}
+
+static void help_reproduce(FILE *f)
+{
+        fprintf(f, "usage: snapfuzz reproduce CRASH_ID [--out DIR] [--target PATH] [--timeout S]\n"
+                   "Run a stored crash again, once, through the same worker, runner and sandbox\n"
+                   "code as fuzzing, and print its report.\n"
+                   "  --out DIR      the output directory that holds crashes/CRASH_ID (default\n"
+                   "                 ./snapfuzz-out)\n"
+                   "  --target PATH  run this build instead of the one crash.json names (a fix)\n"
+                   "  --timeout S    the hang timeout (default: the crash's own)\n"
+                   "examples:\n"
+                   "  snapfuzz crashes --out out        # the ids\n"
+                   "  snapfuzz reproduce 9a74042773df6cf3 --out out\n"
+                   "  snapfuzz reproduce 9a74042773df6cf3 --out out --target ./fixed.so\n"
+                   "exit status: 0 it no longer crashes, 1 it still crashes, 2 bad usage, an\n"
+                   "unknown id or a corrupt record, 3 internal error.\n");
 }
 
 static int check_target(SfRunConfig *cfg)
@@ -278,7 +310,7 @@ static int run_option(RunArgs *a, int c)
                 a->cfg.no_reduce = true;
                 break;
         case RUN_OPT_HELP:
-                usage(stdout);
+                help_run(stdout);
                 return SF_EXIT_OK;
         default:
                 return -ENOENT;
@@ -354,10 +386,12 @@ static int cmd_run(int argc, char **argv)
 
         optind = 1;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":", run_opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":h", run_opts, NULL)) != -1) {
+                if (c == 'h')
+                        c = RUN_OPT_HELP;
                 r = run_option(&a, c);
                 if (r == -ENOENT)
-                        return cliopt_bad(c, argv);
+                        return cliopt_bad_in(c, argv, run_opts, "run");
                 if (r > 0 || c == RUN_OPT_HELP)
                         return r;
         }
@@ -393,7 +427,7 @@ static int cmd_reproduce(int argc, char **argv)
 
         optind = 1;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
                 switch (c) {
                 case OPT_OUT:
                         cfg.out_dir = optarg;
@@ -406,11 +440,12 @@ static int cmd_reproduce(int argc, char **argv)
                                 return SF_EXIT_USAGE;
                         cfg.timeout_ms = (unsigned)(d * 1000);
                         break;
+                case 'h':
                 case OPT_HELP:
-                        usage(stdout);
+                        help_reproduce(stdout);
                         return SF_EXIT_OK;
                 default:
-                        return cliopt_bad(c, argv);
+                        return cliopt_bad_in(c, argv, opts, "reproduce");
                 }
         }
         if (argc - optind != 1) {
@@ -442,11 +477,12 @@ static int cmd_status(int argc, char **argv)
 
         optind = 1;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
                 switch (c) {
                 case OPT_OUT:
                         out_dir = optarg;
                         break;
+                case 'h':
                 case OPT_HELP:
                         printf("usage: snapfuzz status [OUT_DIR | --out DIR]\n"
                                "Says whether the campaign in OUT_DIR (default ./snapfuzz-out) is\n"
@@ -454,7 +490,7 @@ static int cmd_status(int argc, char **argv)
                                "example: snapfuzz status snapfuzz-out\n");
                         return SF_EXIT_OK;
                 default:
-                        return cliopt_bad(c, argv);
+                        return cliopt_bad_in(c, argv, opts, "status");
                 }
         }
         if (argc - optind > 1 || (out_dir && argc - optind == 1)) {

@@ -52,6 +52,8 @@ static BadCase cases[] = {
     {{"run", "@T", "--out", "@D/text"}, "cannot create the output directory"},
     {{"run", "@T", "--out"}, "--out needs a value"},
     {{"run", "@T", "--frobnicate"}, "unknown option --frobnicate"},
+    {{"run", "@T", "--m", "3"}, "ambiguous option --m: it could be --max-total-time"},
+    {{"run", "@T", "--max", "3"}, "ambiguous option --max"},
     {{"reproduce"}, "reproduce needs exactly one crash id"},
     {{"reproduce", "../../etc", "--out", "@D"}, "is not a crash id"},
     {{"reproduce", "0123456789abcdef", "--out", "/nonexistent"}, "no crash with id"},

@@ -155,6 +155,18 @@ Test(cli, help_and_version)
         cr_expect_eq(r.exit_code, 0);
         cr_expect(strstr(r.out, "snapfuzz "));
         sf_run_free(&r);
+        /* Every command's own help, with examples, by -h or --help. */
+        static const char *const cmds[] = {"run", "reproduce", "status"};
+        for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+                for (int longform = 0; longform < 2; longform++) {
+                        const char *a[] = {cmds[i], longform ? "--help" : "-h", NULL};
+                        sf_run(&r, 10, a);
+                        cr_expect_eq(r.exit_code, 0, "%s %s: %s", a[0], a[1], r.err);
+                        cr_expect(strstr(r.out, "usage: snapfuzz "), "%s %s", a[0], a[1]);
+                        cr_expect(strstr(r.out, "example"), "%s %s:\n%s", a[0], a[1], r.out);
+                        sf_run_free(&r);
+                }
+        }
 }
 
 static cJSON *read_stats(const char *out);
