@@ -1,8 +1,8 @@
 /*
  * The replay record: its layout is fixed, its checksums catch scribbles,
- * and the replay rebuilds, byte for byte, every input a runner following
- * the documented loop executed, with comparison tables frozen at chain
- * starts and read by the input-to-state operators.
+ * and the replay rebuilds, byte for byte, every input the batch module
+ * (worker/batch.h) made live, as the runner drives it, with comparison
+ * tables frozen at chain starts and read by the input-to-state operators.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "worker/batch.h"
 #include "worker/cmplog.h"
 #include "recovery/replay.h"
 #include "snapfuzz/mutator.h"
@@ -81,7 +82,7 @@ static void fake_target(const uint8_t *d, size_t n)
         cmplog_mem(0x5000, d, n < 5 ? n : 5, (const uint8_t *)"hello", 5, CMPTABLE_F_STRING);
 }
 
-/* Where emulate() stops, besides after its last iteration: inside the
+/* Where run_live() stops, besides after its last iteration: inside the
  * setup of the next chain, before count enters it. */
 typedef enum Stop {
         STOP_AFTER_LAST,
@@ -89,82 +90,64 @@ typedef enum Stop {
         STOP_AFTER_CHAIN_SLOT, /* and its slot written */
 } Stop;
 
-/* The operators emulate()'s last run applied. */
-static MutatorTrace emulate_trace;
+/* The operators run_live()'s last run applied. */
+static MutatorTrace live_trace;
 
-/* Runs the runner's loop (worker/runner.c; keep the two in step) over a
- * region, keeping a copy of every input, exactly as the runner builds them.
- * With @comparisons, each executed input also "runs" fake_target(), whose
- * comparisons the runner's hooks would record. Iterations before the
- * record's first_exec are mutated but not executed, as in a history
- * replay. */
-static uint8_t **emulate(void *region, const RecordLayout *l, uint64_t iters, bool comparisons,
-                         Stop stop, size_t **ret_lens)
+/* Drives the batch module live over a region, as the runner does
+ * (tests/test_batch.c checks it against the real runner), keeping a copy
+ * of every input. With @comparisons, each executed input also "runs"
+ * fake_target(), whose comparisons the runner's hooks would record.
+ * Iterations before the record's first_exec are mutated but not executed,
+ * as in a history replay. */
+static uint8_t **run_live(void *region, const RecordLayout *l, uint64_t iters, bool comparisons,
+                          Stop stop, size_t **ret_lens)
 {
         RecordHeader *h = record_header(region);
         uint8_t **inputs = calloc(iters + 1, sizeof(uint8_t *));
         size_t *lens = calloc(iters + 1, sizeof(size_t));
         uint8_t *work = malloc(l->max_len);
-        MutatorDict dict;
-        MutatorPlan plan;
-        MutatorCtx ctx = {.trace = &emulate_trace};
-        static RecordInputs in;
-        cr_assert_eq(record_inputs(region, l, &in), 0);
-        if (h->table_len && mutator_dict_parse(&dict, record_table(region, l), h->table_len))
-                ctx.dict = &dict;
-        if (mutator_plan_init(&plan, h->op_weights))
-                ctx.plan = &plan;
-        size_t mut_max = l->max_len;
-        memset(&emulate_trace, 0, sizeof(emulate_trace));
-        CmpFreezer freezer;
-        cmplog_freezer_init(&freezer, region, l);
+        Batch *b = malloc(sizeof(*b));
         cmplog_clear();
-        SfPrng rng;
-        prng_seed(&rng, h->seed, h->batch_id);
+        cr_assert_eq(batch_init(b, region, l, work, &cmplog_live, NULL), 0);
+        cr_assert_eq(batch_start_seed(b), 0);
         uint64_t first = h->first_exec > 1 ? h->first_exec : 1;
-        int record_cmps = 0;
-        size_t len = 0;
         for (uint64_t k = 1; k <= iters; k++) {
-                uint64_t idx = k - 1;
-                if (idx % h->chain_len == 0) {
-                        uint64_t chain = idx / h->chain_len, gen;
-                        ctx.cmp = cmplog_chain_begin(&freezer, &cmplog_live, chain, &gen);
-                        record_cmps = cmplog_chain_records(&freezer, chain);
-                        record_chain_begin(h, &rng, chain, gen);
-                        const uint8_t *base;
-                        record_inputs_chain(&in, chain, &base, &len, &ctx.partner,
-                                            &ctx.partner_len);
-                        memcpy(work, base, len);
-                        mut_max = record_mutation_max_len(h, l, len);
-                }
-                len = mutator_mutate(&ctx, &rng, work, len, mut_max);
-                inputs[k] = malloc(len + 1);
-                memcpy(inputs[k], work, len);
-                lens[k] = len;
+                int made = batch_next(b);
+                cr_assert_eq(b->k, k);
+                inputs[k] = malloc(b->len + 1);
+                memcpy(inputs[k], b->work, b->len);
+                lens[k] = b->len;
                 if (k < first)
                         continue;
                 h->count = k;
                 cmplog_record_left = CMPLOG_RECORD_BUDGET;
                 cmplog_mode =
-                    comparisons && record_cmps && idx % h->chain_len == 0 ? CMPLOG_RECORD : 0;
-                fake_target(work, len);
+                    comparisons && made == BATCH_CHAIN && b->records_cmps ? CMPLOG_RECORD : 0;
+                fake_target(b->work, b->len);
                 cmplog_mode = 0;
         }
         if (stop != STOP_AFTER_LAST && iters % h->chain_len == 0) {
-                uint64_t gen;
-                (void)cmplog_chain_begin(&freezer, &cmplog_live, iters / h->chain_len, &gen);
-                if (stop == STOP_AFTER_CHAIN_SLOT)
-                        record_chain_begin(h, &rng, iters / h->chain_len, gen);
+                /* The runner's next step, up to where count would enter the
+                 * next chain: its table frozen, its slot written (or, for
+                 * STOP_AFTER_FREEZE, not yet: the slot as it was before)
+                 * and its first mutation made in the private buffer. */
+                RecordChainSlot *s = &h->slot[(iters / h->chain_len) & 1];
+                RecordChainSlot before = *s;
+                (void)batch_next(b);
+                cr_assert_eq(s->chain, iters / h->chain_len);
+                if (stop == STOP_AFTER_FREEZE)
+                        *s = before;
         }
+        live_trace = b->trace;
+        free(b);
         free(work);
         *ret_lens = lens;
         return inputs;
 }
 
-static uint8_t **emulate_runner(void *region, const RecordLayout *l, uint64_t iters,
-                                size_t **ret_lens)
+static uint8_t **run_batch(void *region, const RecordLayout *l, uint64_t iters, size_t **ret_lens)
 {
-        return emulate(region, l, iters, true, STOP_AFTER_LAST, ret_lens);
+        return run_live(region, l, iters, true, STOP_AFTER_LAST, ret_lens);
 }
 
 static void free_inputs(uint8_t **inputs, size_t *lens, uint64_t iters)
@@ -206,7 +189,7 @@ Test(record, replay_rebuilds_every_iteration_byte_for_byte)
         const uint64_t iters = 3000;
         seal(region, &l, BASE, PARTNER, 5, iters);
         size_t *lens;
-        uint8_t **inputs = emulate_runner(region, &l, iters, &lens);
+        uint8_t **inputs = run_batch(region, &l, iters, &lens);
         uint8_t *buf = malloc(l.max_len);
 
         /* Stop the "runner" at every iteration in turn: the record as it
@@ -215,7 +198,7 @@ Test(record, replay_rebuilds_every_iteration_byte_for_byte)
                 size_t *lens2;
                 void *r2 = region_new(256, &l);
                 seal(r2, &l, BASE, PARTNER, 5, k);
-                uint8_t **in2 = emulate_runner(r2, &l, k, &lens2);
+                uint8_t **in2 = run_batch(r2, &l, k, &lens2);
                 size_t len = 0;
                 cr_assert_eq(record_validate(r2, &l), RECORD_OK, "iteration %lu", (unsigned long)k);
                 cr_assert_eq(replay_input(r2, &l, buf, &len), 0);
@@ -256,13 +239,13 @@ Test(record, replay_is_exact_while_the_next_chain_is_being_set_up)
         int freezes = 0;
 
         seal(region, &l, "0123456789abcdefghijklmnop", "partner", chain_len, iters);
-        uint8_t **inputs = emulate(region, &l, iters, true, STOP_AFTER_LAST, &lens);
+        uint8_t **inputs = run_live(region, &l, iters, true, STOP_AFTER_LAST, &lens);
         for (uint64_t end = chain_len; end < iters; end += chain_len) {
                 for (Stop stop = STOP_AFTER_FREEZE; stop <= STOP_AFTER_CHAIN_SLOT; stop++) {
                         size_t *lens2;
                         void *r2 = region_new(128, &l);
                         seal(r2, &l, "0123456789abcdefghijklmnop", "partner", chain_len, iters);
-                        uint8_t **in2 = emulate(r2, &l, end, true, stop, &lens2);
+                        uint8_t **in2 = run_live(r2, &l, end, true, stop, &lens2);
                         RecordHeader *h = record_header(r2);
                         freezes += stop == STOP_AFTER_FREEZE &&
                                    h->cmp_gens > h->slot[((end - 1) / chain_len) & 1].cmp_gen;
@@ -330,7 +313,7 @@ Test(record, a_packed_batch_spreads_its_chains_over_its_bases_and_replays_exactl
         size_t len, *lens;
 
         seal_packed(region, &l, 1, iters);
-        uint8_t **inputs = emulate(region, &l, iters, true, STOP_AFTER_LAST, &lens);
+        uint8_t **inputs = run_live(region, &l, iters, true, STOP_AFTER_LAST, &lens);
         cr_assert_eq(record_validate(region, &l), RECORD_OK);
         unsigned from_base = 0;
         for (uint64_t k = 1; k <= iters; k++) {
@@ -354,7 +337,7 @@ Test(record, a_packed_batch_spreads_its_chains_over_its_bases_and_replays_exactl
         for (uint64_t k = 1; k <= 300; k += 7) {
                 void *r2 = region_new(256, &l);
                 seal_packed(r2, &l, 4, k);
-                uint8_t **in2 = emulate(r2, &l, k, true, STOP_AFTER_LAST, &lens);
+                uint8_t **in2 = run_live(r2, &l, k, true, STOP_AFTER_LAST, &lens);
                 cr_assert_eq(record_validate(r2, &l), RECORD_OK);
                 cr_assert_eq(replay_input(r2, &l, buf, &len), 0);
                 expect_same(buf, len, in2[k], lens[k], k);
@@ -378,7 +361,7 @@ Test(record, a_list_of_bases_longer_than_max_len_replays_exactly)
         const char *bases[] = {A40, B40, C40 "c"};
         cr_assert_gt(seal_list(region, &l, bases, 4, iters), 64,
                      "the list is longer than an input");
-        uint8_t **inputs = emulate(region, &l, iters, true, STOP_AFTER_LAST, &lens);
+        uint8_t **inputs = run_live(region, &l, iters, true, STOP_AFTER_LAST, &lens);
         cr_assert_eq(record_validate(region, &l), RECORD_OK);
         for (uint64_t k = 1; k <= iters; k++) {
                 cr_assert_leq(lens[k], 64);
@@ -404,7 +387,7 @@ Test(record, a_malformed_pack_is_refused_not_replayed)
         uint8_t buf[256];
         size_t len, *lens;
         seal_packed(region, &l, 4, 8);
-        uint8_t **inputs = emulate(region, &l, 8, false, STOP_AFTER_LAST, &lens);
+        uint8_t **inputs = run_live(region, &l, 8, false, STOP_AFTER_LAST, &lens);
         free_inputs(inputs, lens, 8);
         /* The second entry's length reaches past the list: the description
          * is sealed with it, so only the pack check can tell. */
@@ -423,7 +406,7 @@ static void expect_seed_path_agrees(bool comparisons)
         void *region = region_new(128, &l);
         seal(region, &l, "hello, world: a base for comparisons", "world!", 4, 2000);
         size_t *lens;
-        uint8_t **inputs = emulate(region, &l, 2000, comparisons, STOP_AFTER_LAST, &lens);
+        uint8_t **inputs = run_live(region, &l, 2000, comparisons, STOP_AFTER_LAST, &lens);
         uint8_t *buf = malloc(l.max_len);
         cr_expect_eq(record_header(region)->cmp_gens, comparisons ? 9 : 0);
         for (uint64_t k = 1; k <= 2000; k++) {
@@ -475,7 +458,7 @@ Test(record, a_history_replay_rebuilds_every_input_with_the_original_tables)
         void *orig = region_new(128, &l);
         seal(orig, &l, "hello, world: a base for comparisons", "world!", 4, iters);
         size_t *lens;
-        uint8_t **inputs = emulate(orig, &l, iters, true, STOP_AFTER_LAST, &lens);
+        uint8_t **inputs = run_live(orig, &l, iters, true, STOP_AFTER_LAST, &lens);
         RecordHeader *oh = record_header(orig);
         cr_assert_geq(oh->cmp_gens, 5);
 
@@ -501,7 +484,7 @@ Test(record, a_history_replay_rebuilds_every_input_with_the_original_tables)
                 h2->cmp_gens = b.cmp_gens;
 
                 size_t *lens2;
-                uint8_t **in2 = emulate(r2, &l, iters, true, STOP_AFTER_LAST, &lens2);
+                uint8_t **in2 = run_live(r2, &l, iters, true, STOP_AFTER_LAST, &lens2);
                 for (uint64_t k = 1; k <= iters; k++)
                         expect_same(in2[k], lens2[k], inputs[k], lens[k], k);
                 cr_expect_eq(h2->cmp_gens, oh->cmp_gens, "the replay froze nothing");
@@ -539,7 +522,7 @@ Test(record, length_limit_and_operator_weights_replay_exactly)
                 record_set_mutation(region, limit, weights);
                 RecordHeader *h = record_header(region);
                 cr_assert_eq(record_mutation_max_len(h, &l, h->base_len), limit < 36 ? 36 : limit);
-                uint8_t **inputs = emulate(region, &l, iters, true, STOP_AFTER_LAST, &lens);
+                uint8_t **inputs = run_live(region, &l, iters, true, STOP_AFTER_LAST, &lens);
                 cr_assert_eq(record_validate(region, &l), RECORD_OK);
                 size_t longest = 0;
                 for (uint64_t k = 1; k <= iters; k++) {
@@ -550,10 +533,10 @@ Test(record, length_limit_and_operator_weights_replay_exactly)
                 cr_expect_eq(longest, limit < 36 ? 36 : limit, "inputs grew to %zu", longest);
                 for (unsigned op = 0; op < MUTATOR_OP__COUNT; op++)
                         if (weights[op] == 0)
-                                cr_expect_eq(emulate_trace.applied[op], 0, "%s ran",
+                                cr_expect_eq(live_trace.applied[op], 0, "%s ran",
                                              mutator_op_name((MutatorOp)op));
-                cr_expect_gt(emulate_trace.applied[MUTATOR_OP_CROSSOVER_OVERWRITE],
-                             emulate_trace.applied[MUTATOR_OP_SET_BYTE]);
+                cr_expect_gt(live_trace.applied[MUTATOR_OP_CROSSOVER_OVERWRITE],
+                             live_trace.applied[MUTATOR_OP_SET_BYTE]);
 
                 /* The chain slot of the last iteration. */
                 cr_assert_eq(replay_input(region, &l, buf, &len), 0);
@@ -574,7 +557,7 @@ Test(record, length_limit_and_operator_weights_replay_exactly)
                 record_header(r2)->cmp_gens = b.cmp_gens;
                 record_header(r2)->batch_flags = RECORD_BATCH_REPLAY;
                 size_t *lens2;
-                uint8_t **in2 = emulate(r2, &l, iters, true, STOP_AFTER_LAST, &lens2);
+                uint8_t **in2 = run_live(r2, &l, iters, true, STOP_AFTER_LAST, &lens2);
                 for (uint64_t k = 1; k <= iters; k++)
                         expect_same(in2[k], lens2[k], inputs[k], lens[k], k);
                 free_inputs(in2, lens2, iters);
@@ -598,7 +581,7 @@ Test(record, scribbled_comparison_tables_are_detected_not_replayed)
         void *region = region_new(128, &l);
         seal(region, &l, "hello, world: a base for comparisons", "", 4, 100);
         size_t *lens;
-        uint8_t **inputs = emulate_runner(region, &l, 90, &lens);
+        uint8_t **inputs = run_batch(region, &l, 90, &lens);
         RecordHeader *h = record_header(region);
         const RecordChainSlot *s = &h->slot[((90 - 1) / 4) & 1];
         uint8_t buf[128];
@@ -625,7 +608,7 @@ Test(record, scribbled_comparison_tables_are_detected_not_replayed)
          * path does. */
         seal(region, &l, "hello, world: a base for comparisons", "", 4, 100);
         free_inputs(inputs, lens, 90);
-        inputs = emulate_runner(region, &l, 90, &lens);
+        inputs = run_batch(region, &l, 90, &lens);
         record_cmp(region, &l, 2)->chain ^= 1;
         cr_expect_eq(record_validate(region, &l), RECORD_OK);
         cr_expect_eq(replay_input(region, &l, buf, &len), 0);
@@ -656,7 +639,7 @@ Test(record, scribbled_base_is_detected_not_replayed)
         void *region = region_new(128, &l);
         seal(region, &l, "a base input", "", 4, 10);
         size_t *lens;
-        uint8_t **inputs = emulate_runner(region, &l, 7, &lens);
+        uint8_t **inputs = run_batch(region, &l, 7, &lens);
         free_inputs(inputs, lens, 7);
         record_base(region, &l)[3] ^= 0x40;
         uint8_t buf[128];
@@ -672,7 +655,7 @@ Test(record, scribbled_description_or_magic_is_detected)
         void *region = region_new(128, &l);
         seal(region, &l, "abc", "", 4, 10);
         size_t *lens;
-        uint8_t **inputs = emulate_runner(region, &l, 3, &lens);
+        uint8_t **inputs = run_batch(region, &l, 3, &lens);
         free_inputs(inputs, lens, 3);
         record_header(region)->chain_len = 9;
         cr_expect_eq(record_validate(region, &l), RECORD_BAD_DESC);
@@ -687,7 +670,7 @@ static void expect_torn_slot_falls_back(bool comparisons)
         void *region = region_new(128, &l);
         seal(region, &l, "fallback, with room for comparisons", "p", 4, 40);
         size_t *lens;
-        uint8_t **inputs = emulate(region, &l, 30, comparisons, STOP_AFTER_LAST, &lens);
+        uint8_t **inputs = run_live(region, &l, 30, comparisons, STOP_AFTER_LAST, &lens);
         /* Iteration 30 is chain 7; tear its slot. */
         record_header(region)->slot[7 & 1].rng.state ^= 1;
         cr_expect_eq(record_validate(region, &l), RECORD_BAD_SLOT);

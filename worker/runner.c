@@ -4,7 +4,8 @@
  * has just run, and the PRNG slot of its chain is complete, because
  *   1. the chain's slot, and the comparison table it names (frozen from
  *      the live table the target's comparisons fill, worker/cmplog.h), are
- *      written before any of its mutations,
+ *      written before any of its mutations (worker/batch.h makes every
+ *      input, live here and frozen in recovery),
  *   2. the input is mutated in a private buffer, then copied to the buffer
  *      the target sees, and only then is count incremented, and
  *   3. the target is called with the copy, so a target that writes into its
@@ -45,6 +46,7 @@
 
 #include "worker/runner.h"
 #include "core/clock.h"
+#include "worker/batch.h"
 #include "worker/cmplog.h"
 #include "recovery/replay.h"
 #include "snapfuzz/mutator.h"
@@ -328,19 +330,6 @@ static void runner_find_features(const RunnerArgs *a, RecordHeader *h, const uin
                          __ATOMIC_RELEASE);
 }
 
-/* One step of a batch made with the target's custom mutator. What the
- * mutator's own code hit is not coverage of the input, so the counters are
- * cleared after it (as libFuzzer resets its maps before each execution);
- * the input is noted for recovery before count can name it. */
-static size_t runner_custom_step(RecordHeader *h, const CustomMutator *cm, const MutatorCtx *ctx,
-                                 SfPrng *rng, uint8_t *work, size_t len, size_t max_len, uint64_t k)
-{
-        len = custom_mutate(cm, ctx, rng, work, len, max_len);
-        coverage_clear();
-        record_exec_note(h, k, work, len);
-        return len;
-}
-
 __attribute__((noreturn)) static void runner_rebuild(void *region, const RecordLayout *l,
                                                      const CustomMutator *cm, int how, uint8_t *buf)
 {
@@ -361,8 +350,8 @@ __attribute__((noreturn)) static void runner_rebuild(void *region, const RecordL
 /* Runs the batch the record describes, the first of this runner's
  * (@first_batch: applies the sandbox) or a later one. Returns true when the batch
  * ran to its end (state DONE or FULL) and the runner may take another. */
-static bool runner_batch(const RunnerArgs *a, uint8_t *work, uint8_t *write_end, uint8_t *exec_end,
-                         bool first_batch);
+static bool runner_batch(const RunnerArgs *a, Batch *batch, uint8_t *work, uint8_t *write_end,
+                         uint8_t *exec_end, bool first_batch);
 
 void runner_main(const RunnerArgs *a)
 {
@@ -396,7 +385,8 @@ void runner_main(const RunnerArgs *a)
 
         uint8_t *write_end, *exec_end;
         uint8_t *work = malloc(l->max_len);
-        if (runner_map_input(l->max_len, &write_end, &exec_end) < 0 || !work ||
+        Batch *batch = malloc(sizeof(*batch));
+        if (runner_map_input(l->max_len, &write_end, &exec_end) < 0 || !work || !batch ||
             runner_install_handlers() < 0)
                 _exit(RUNNER_EXIT_SETUP);
 
@@ -426,7 +416,7 @@ void runner_main(const RunnerArgs *a)
                         h->runner_pid = pid;
                         h->runner_state = RECORD_RUNNER_RUNNING;
                 }
-                if (!runner_batch(a, work, write_end, exec_end, first) || a->ctl_fd < 0 ||
+                if (!runner_batch(a, batch, work, write_end, exec_end, first) || a->ctl_fd < 0 ||
                     (uint64_t)clock_now_ns() - born >= a->lifetime_ns)
                         _exit(RUNNER_EXIT_DONE);
                 char c = RUNNER_CTL_DONE;
@@ -436,72 +426,74 @@ void runner_main(const RunnerArgs *a)
         }
 }
 
-static bool runner_batch(const RunnerArgs *a, uint8_t *work, uint8_t *write_end, uint8_t *exec_end,
-                         bool first_batch)
-{
-        void *region = a->region;
-        const RecordLayout *l = a->layout;
-        RecordHeader *h = record_header(region);
+/* One batch as the runner runs it: its inputs (worker/batch.h) and what the
+ * runner does besides running them. */
+typedef struct RunnerBatch {
+        const RunnerArgs *a;
+        RecordHeader *h;
+        Batch *in;
+        CustomMutator cm; /* the target's, with a scratch buffer of ours */
+        uint64_t first;   /* the first iteration executed (history replays start later) */
+        bool fuzz;
+        bool collect;     /* finds are handed back (not a history replay) */
+        bool replaying;   /* a history replay: runs the dead runner's reruns */
+        bool watch_leaks; /* RECORD_BATCH_LEAK_WATCH, until the history is full */
+        bool check_leaks; /* RECORD_BATCH_LEAK_CHECK */
+        bool full;        /* the finds area filled up */
+        uint32_t next_rerun, leak_reruns;
+        uint64_t added; /* features found */
+        uint32_t op_found[MUTATOR_WEIGHTS];
+        /* Reductions (runner_reduction_chain). */
+        const RecordBaseBest *best;
+        const uint32_t *want;
+        uint32_t n_want;
+        uint32_t *short_len;
+        uint32_t shortest[RECORD_PACK_MAX];
+} RunnerBatch;
 
-        const uint8_t *base = record_base(region, l);
-        const size_t base_len = h->base_len;
-        const size_t max_len = l->max_len;
-        /* A fuzz batch's bases and partners (record_inputs_chain). */
-        static RecordInputs inputs;
-        if (h->mode == RECORD_MODE_FUZZ && record_inputs(region, l, &inputs) < 0)
-                _exit(RUNNER_EXIT_SETUP);
-        size_t mut_max = max_len;
-        const uint64_t iters = h->iters;
-        const uint64_t chain_len = h->chain_len;
-        const int fuzz = h->mode == RECORD_MODE_FUZZ;
-        const int seeds = h->mode == RECORD_MODE_SEEDS;
-        size_t seed_cursor = 0;
-        uint64_t seed_k = 1;
-        const uint64_t first = h->first_exec > 1 ? h->first_exec : 1;
-        const int collect = !(h->batch_flags & RECORD_BATCH_REPLAY);
+/* Reads the batch's description and flags into @rb and positions its
+ * inputs before iteration 1; on the runner's first batch, applies the
+ * sandbox (and, for a rebuild, rebuilds instead of running the batch). */
+static void runner_batch_setup(RunnerBatch *rb, const RunnerArgs *a, Batch *in, uint8_t *work,
+                               bool first_batch)
+{
+        RecordHeader *h = record_header(a->region);
+
+        memset(rb, 0, offsetof(RunnerBatch, shortest));
+        rb->a = a;
+        rb->h = h;
+        rb->in = in;
+        rb->fuzz = h->mode == RECORD_MODE_FUZZ;
+        rb->first = h->first_exec > 1 ? h->first_exec : 1;
+        rb->replaying = (h->batch_flags & RECORD_BATCH_REPLAY) != 0;
+        rb->collect = !rb->replaying;
         /* A fuzzing runner decides which iterations run twice (leak
          * suspects) and notes them; a history replay runs the ones the dead
          * runner noted. */
-        const int replaying = (h->batch_flags & RECORD_BATCH_REPLAY) != 0;
-        int watch_leaks =
-            !replaying && (h->batch_flags & RECORD_BATCH_LEAK_WATCH) && runner_leak_check;
-        uint32_t next_rerun = 0, leak_reruns = 0;
-        if (!replaying)
+        rb->watch_leaks =
+            !rb->replaying && (h->batch_flags & RECORD_BATCH_LEAK_WATCH) && runner_leak_check;
+        if (!rb->replaying)
                 h->n_reruns = 0;
         else if (h->n_reruns > RECORD_MAX_RERUNS)
                 h->n_reruns = RECORD_MAX_RERUNS;
-        const int check_leaks = (h->batch_flags & RECORD_BATCH_LEAK_CHECK) && runner_leak_check;
-
-        static MutatorDict dict;
-        static MutatorTrace trace;
-        static MutatorPlan plan;
-        static uint32_t op_found[MUTATOR_WEIGHTS];
-        memset(&trace, 0, sizeof(trace));
-        memset(op_found, 0, sizeof(op_found));
-        MutatorCtx ctx = {
-            .dict = NULL,
-            .trace = &trace,
-            .plan = mutator_plan_init(&plan, h->op_weights) ? &plan : NULL,
-        };
-        CmpFreezer freezer;
-        cmplog_freezer_init(&freezer, region, l);
-        if (h->table_len && mutator_dict_parse(&dict, record_table(region, l), h->table_len))
-                ctx.dict = &dict;
-
-        SfPrng rng;
-        prng_seed(&rng, h->seed, h->batch_id);
+        rb->check_leaks = (h->batch_flags & RECORD_BATCH_LEAK_CHECK) && runner_leak_check;
 
         /* The target's custom mutator, for a batch that the worker says
          * uses it; its crossover writes into a scratch buffer of ours. */
-        CustomMutator cm = {0};
         const CustomMutator *custom = NULL;
         if (a->custom && ((h->flags & RECORD_F_CUSTOM) || a->rebuild)) {
-                cm = *a->custom;
-                cm.scratch = malloc(max_len);
-                if (!cm.scratch)
+                rb->cm = *a->custom;
+                rb->cm.scratch = malloc(a->layout->max_len);
+                if (!rb->cm.scratch)
                         _exit(RUNNER_EXIT_SETUP);
-                custom = &cm;
+                custom = &rb->cm;
         }
+        /* (A rebuild runs no batch: a record it cannot replay leaves the
+         * finds area empty, runner_rebuild.) */
+        if ((batch_init(in, a->region, a->layout, work, &cmplog_live, custom) < 0 ||
+             batch_start_seed(in) < 0) &&
+            !a->rebuild)
+                _exit(RUNNER_EXIT_SETUP);
 
         /* Whatever the target's initialization touched is not coverage of
          * any input. */
@@ -509,8 +501,8 @@ static bool runner_batch(const RunnerArgs *a, uint8_t *work, uint8_t *write_end,
         cmplog_clear();
 
         if (first_batch) {
-                if ((check_leaks ? sandbox_apply_leak_check(a->sandbox)
-                                 : sandbox_apply(a->sandbox)) < 0)
+                if ((rb->check_leaks ? sandbox_apply_leak_check(a->sandbox)
+                                     : sandbox_apply(a->sandbox)) < 0)
                         _exit(RUNNER_EXIT_SETUP);
                 h->runner_state = RECORD_RUNNER_RUNNING;
                 /* From here on, allocations are the target's: hold them to
@@ -518,7 +510,7 @@ static bool runner_batch(const RunnerArgs *a, uint8_t *work, uint8_t *write_end,
                 if (runner_malloc_armed)
                         *runner_malloc_armed = 1;
                 if (a->rebuild)
-                        runner_rebuild(region, l, custom, a->rebuild, work);
+                        runner_rebuild(a->region, a->layout, custom, a->rebuild, work);
         }
 
         /* Reductions: an input an eighth shorter than its chain's base
@@ -529,139 +521,137 @@ static bool runner_batch(const RunnerArgs *a, uint8_t *work, uint8_t *write_end,
          * and a file, so a byte at a time would be thousands of them (19k
          * in 150 s on expat): by eighths, a 4 KiB input is down to a few
          * bytes in some 60. */
-        static uint32_t shortest[RECORD_PACK_MAX];
-        const RecordBaseBest *best = record_base_best(region, l);
-        if (!fuzz || !collect || best->n != inputs.bases.n)
-                best = NULL;
-        for (uint32_t j = 0; best && j < best->n; j++)
-                shortest[j] = inputs.bases.len[j];
-        const uint32_t *want = NULL;
-        uint32_t n_want = 0;
-        uint32_t *short_len = NULL;
+        rb->best = record_base_best(a->region, a->layout);
+        if (!rb->fuzz || !rb->collect || rb->best->n != in->inputs.bases.n)
+                rb->best = NULL;
+        for (uint32_t j = 0; rb->best && j < rb->best->n; j++)
+                rb->shortest[j] = in->inputs.bases.len[j];
+}
 
-        /* An exec batch's input; a list (seeds, packed bases) is copied
-         * entry by entry below. */
-        size_t len = base_len <= max_len ? base_len : 0;
-        memcpy(work, base, len);
-        uint64_t added = 0;
+/* At the start of chain @chain: the features its base is the best input
+ * for, which a shorter input must reach to stand in for it. */
+static void runner_reduction_chain(RunnerBatch *rb, uint64_t chain)
+{
+        uint32_t j = (uint32_t)(chain % rb->best->n);
+        rb->want = rb->best->base[j].id;
+        rb->n_want = rb->best->base[j].n <= RECORD_BASE_BEST ? rb->best->base[j].n : 0;
+        rb->short_len = rb->n_want ? &rb->shortest[j] : NULL;
+}
 
-        int record_cmps = 0;
-        int full = 0;
+/* A history replay runs iteration @k again as often as the dead runner's
+ * history says (a find that was also a leak suspect ran three times). */
+static void runner_replay_reruns(RunnerBatch *rb, const uint8_t *data, size_t len, uint64_t k)
+{
+        const RecordHeader *h = rb->h;
+        while (rb->next_rerun < h->n_reruns && h->reruns[rb->next_rerun] < k)
+                rb->next_rerun++;
+        for (; rb->next_rerun < h->n_reruns && h->reruns[rb->next_rerun] == k; rb->next_rerun++)
+                (void)rb->a->test(data, len);
+}
+
+/* Hands iteration @k's input back (new coverage @nf, a reduction, or a
+ * seed), and runs it again for its features. Returns false when the finds
+ * area is full. */
+static bool runner_hand_back(RunnerBatch *rb, const uint8_t *data, size_t len, uint64_t k,
+                             size_t nf, bool smaller)
+{
+        const RunnerArgs *a = rb->a;
+        uint32_t flags = nf ? 0 : smaller ? RECORD_FIND_F_SMALLER : RECORD_FIND_F_KNOWN;
+
+        rb->added += nf;
+        rb->h->new_features = rb->added;
+        runner_push_find(a->region, a->layout, rb->in->work, len, k, flags);
+        if (smaller) {
+                *rb->short_len = (uint32_t)len;
+        } else if (rb->fuzz) {
+                cmplog_push_tokens(a->region, a->layout, &rb->in->trace);
+                for (uint32_t ops = rb->in->trace.ops; ops; ops &= ops - 1)
+                        rb->op_found[__builtin_ctz(ops)]++;
+        }
+        runner_find_features(a, rb->h, data, len, k);
+        return record_finds(a->region, a->layout)->used < RECORD_FINDS_SLOTS;
+}
+
+/* The end of a batch that ran: a leak check, the figures for the
+ * coordinator, the state. */
+static bool runner_batch_finish(RunnerBatch *rb, uint64_t loop_start)
+{
+        RecordHeader *h = rb->h;
+
+        /* LeakSanitizer prints its report to stderr, the worker's pipe. */
+        if (rb->check_leaks && runner_leak_check()) {
+                runner_record_death(0, NULL, NULL, RECORD_DEATH_LEAK);
+                _exit(RUNNER_EXIT_LEAK);
+        }
+        runner_flush_op_stats(h, &rb->in->trace, rb->op_found);
+        h->loop_ns = (uint64_t)clock_now_ns() - loop_start;
+        h->runner_state = rb->full ? RECORD_RUNNER_FULL : RECORD_RUNNER_DONE;
+        return runner_batch_may_share(h);
+}
+
+/* The loop: per iteration, the input (worker/batch.h), count, the target,
+ * the coverage scan; everything rarer is a call. */
+static bool runner_batch(const RunnerArgs *a, Batch *batch, uint8_t *work, uint8_t *write_end,
+                         uint8_t *exec_end, bool first_batch)
+{
+        RunnerBatch rb;
+        runner_batch_setup(&rb, a, batch, work, first_batch);
+        RecordHeader *h = rb.h;
+        const uint64_t iters = h->iters;
 
         const uint64_t loop_start = (uint64_t)clock_now_ns();
         for (uint64_t k = 1; k <= iters; k++) {
-                if (fuzz) {
-                        uint64_t idx = k - 1;
-                        if (idx % chain_len == 0) {
-                                uint64_t chain = idx / chain_len, cmp_gen;
-                                ctx.cmp =
-                                    cmplog_chain_begin(&freezer, &cmplog_live, chain, &cmp_gen);
-                                record_cmps = cmplog_chain_records(&freezer, chain);
-                                trace.n = 0;
-                                record_chain_begin(h, &rng, chain, cmp_gen);
-                                const uint8_t *cb;
-                                record_inputs_chain(&inputs, chain, &cb, &len, &ctx.partner,
-                                                    &ctx.partner_len);
-                                memcpy(work, cb, len);
-                                mut_max = record_mutation_max_len(h, l, len);
-                                if (best) {
-                                        uint32_t j = (uint32_t)(chain % best->n);
-                                        want = best->base[j].id;
-                                        n_want = best->base[j].n <= RECORD_BASE_BEST
-                                                     ? best->base[j].n
-                                                     : 0;
-                                        short_len = n_want ? &shortest[j] : NULL;
-                                }
-                        }
-                        if (custom)
-                                len = runner_custom_step(h, custom, &ctx, &rng, work, len, mut_max,
-                                                         k);
-                        else
-                                len = mutator_mutate(&ctx, &rng, work, len, mut_max);
-                } else if (seeds) {
-                        const uint8_t *entry;
-                        uint32_t elen;
-                        if (record_seed_at(base, base_len, k, &seed_cursor, &seed_k, &entry,
-                                           &elen) < 0 ||
-                            elen > max_len)
-                                break; /* the list ended: the batch is done */
-                        memcpy(work, entry, elen);
-                        len = elen;
+                int made = batch_next(batch);
+                if (__builtin_expect(made != BATCH_STEP, 0)) {
+                        if (made == BATCH_END)
+                                break; /* the seed list ended: the batch is done */
+                        if (rb.best)
+                                runner_reduction_chain(&rb, batch->chain);
                 }
-                if (__builtin_expect(k < first, 0))
+                if (__builtin_expect(k < rb.first, 0))
                         continue; /* replaying history: only the mutations */
-                memcpy(write_end - len, work, len);
+                const size_t len = batch->len;
+                memcpy(write_end - len, batch->work, len);
                 const uint8_t *data = exec_end - len;
 
                 __atomic_store_n(&h->count, k, __ATOMIC_RELAXED);
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
                 cmplog_record_left = CMPLOG_RECORD_BUDGET;
                 cmplog_mode = cmplog_value_profile |
-                              (record_cmps && (k - 1) % chain_len == 0 ? CMPLOG_RECORD : 0);
-                const uint64_t mallocs = watch_leaks ? runner_mallocs : 0;
-                const uint64_t frees = watch_leaks ? runner_frees : 0;
+                              (made == BATCH_CHAIN && batch->records_cmps ? CMPLOG_RECORD : 0);
+                const uint64_t mallocs = rb.watch_leaks ? runner_mallocs : 0;
+                const uint64_t frees = rb.watch_leaks ? runner_frees : 0;
                 int rc = a->test(data, len);
                 cmplog_mode = 0;
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
-                int suspect = watch_leaks && runner_mallocs - mallocs > runner_frees - frees;
-                if (__builtin_expect(suspect, 0) && leak_reruns == RECORD_LEAK_RERUNS) {
+                bool suspect = rb.watch_leaks && runner_mallocs - mallocs > runner_frees - frees;
+                if (__builtin_expect(suspect, 0) && rb.leak_reruns == RECORD_LEAK_RERUNS) {
                         /* The history has no room for more: stop watching. */
-                        watch_leaks = 0;
-                        suspect = 0;
+                        rb.watch_leaks = false;
+                        suspect = false;
                 }
-                if (__builtin_expect(replaying && next_rerun < h->n_reruns, 0)) {
-                        while (next_rerun < h->n_reruns && h->reruns[next_rerun] < k)
-                                next_rerun++;
-                        /* A find that was also a leak suspect ran three times. */
-                        for (; next_rerun < h->n_reruns && h->reruns[next_rerun] == k; next_rerun++)
-                                (void)a->test(data, len);
-                }
+                if (__builtin_expect(rb.replaying && rb.next_rerun < h->n_reruns, 0))
+                        runner_replay_reruns(&rb, data, len, k);
                 if (rc == TARGET_REJECT) {
                         coverage_clear();
-                        if (__builtin_expect(suspect, 0)) {
-                                leak_reruns++;
-                                runner_leak_rerun(h, a->test, data, len, k);
-                        }
-                        continue;
-                }
-                int smaller = short_len && len + (*short_len >> 3) < *short_len &&
-                              coverage_reaches(want, n_want);
-                size_t nf = coverage_scan(a->coverage);
-                smaller = smaller && nf == 0;
-                /* Every seed is handed back, new coverage or not, so that
-                 * its features are known (a resumed run rebuilds them). */
-                if (__builtin_expect(nf != 0 || !fuzz || smaller, 0) && collect) {
-                        uint32_t flags = nf        ? 0
-                                         : smaller ? RECORD_FIND_F_SMALLER
-                                                   : RECORD_FIND_F_KNOWN;
-                        added += nf;
-                        h->new_features = added;
-                        runner_push_find(region, l, work, len, k, flags);
-                        if (smaller) {
-                                *short_len = (uint32_t)len;
-                        } else if (fuzz) {
-                                cmplog_push_tokens(region, l, &trace);
-                                for (uint32_t ops = trace.ops; ops; ops &= ops - 1)
-                                        op_found[__builtin_ctz(ops)]++;
-                        }
-                        runner_find_features(a, h, data, len, k);
-                        if (record_finds(region, l)->used >= RECORD_FINDS_SLOTS) {
-                                full = 1;
+                } else {
+                        bool smaller = rb.short_len && len + (*rb.short_len >> 3) < *rb.short_len &&
+                                       coverage_reaches(rb.want, rb.n_want);
+                        size_t nf = coverage_scan(a->coverage);
+                        smaller = smaller && nf == 0;
+                        /* Every seed is handed back, new coverage or not, so
+                         * that its features are known (a resumed run rebuilds
+                         * them). */
+                        if (__builtin_expect(nf != 0 || !rb.fuzz || smaller, 0) && rb.collect &&
+                            !runner_hand_back(&rb, data, len, k, nf, smaller)) {
+                                rb.full = true;
                                 break;
                         }
                 }
                 if (__builtin_expect(suspect, 0)) {
-                        leak_reruns++;
+                        rb.leak_reruns++;
                         runner_leak_rerun(h, a->test, data, len, k);
                 }
         }
-        /* LeakSanitizer prints its report to stderr, the worker's pipe. */
-        if (check_leaks && runner_leak_check()) {
-                runner_record_death(0, NULL, NULL, RECORD_DEATH_LEAK);
-                _exit(RUNNER_EXIT_LEAK);
-        }
-        runner_flush_op_stats(h, &trace, op_found);
-        h->loop_ns = (uint64_t)clock_now_ns() - loop_start;
-        h->runner_state = full ? RECORD_RUNNER_FULL : RECORD_RUNNER_DONE;
-        return runner_batch_may_share(h);
+        return runner_batch_finish(&rb, loop_start);
 }
