@@ -1,6 +1,6 @@
 /*
- * The batch module (core/batch.h) against the real runner loop
- * (app/runner.c): a runner forked from the test runs a recorded batch on a
+ * The batch module (worker/batch.h) against the real runner loop
+ * (worker/runner.c): a runner forked from the test runs a recorded batch on a
  * target that keeps, in memory shared with the test, a checksum of every
  * input it is called with and what recovery rebuilt from the record at
  * that instant (from the chain's slot, as after a death there). The test
@@ -24,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app/runner.h"
-#include "core/batch.h"
-#include "core/cmplog.h"
+#include "worker/runner.h"
+#include "worker/batch.h"
+#include "worker/cmplog.h"
 #include "core/coverage.h"
 #include "recovery/replay.h"
 #include "sandbox/sandbox.h"
