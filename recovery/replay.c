@@ -21,38 +21,10 @@
 
 #include "snapfuzz/banned.h"
 
-/* Whether iteration @k of the record can be rebuilt: the record checks out
- * (a torn slot only rules out the slot path) and @k is in the batch. */
-static int replay_check(const void *region, const RecordLayout *l, uint64_t k)
-{
-        RecordProblem p = record_validate(region, l);
-        if (p != RECORD_OK && p != RECORD_BAD_SLOT)
-                return -(int)p;
-        const RecordHeader *h = region;
-        if (k == 0 || k > h->iters)
-                return -(int)RECORD_BAD_COUNT;
-        return 0;
-}
-
-/* Iteration @k into @ret, from the slot of its chain when @slot and the
- * slot is usable, else from the seed. */
 static int replay_rebuild(const void *region, const RecordLayout *l, const CustomMutator *cm,
                           uint64_t k, bool slot, uint8_t *ret, size_t *ret_len)
 {
-        Batch b;
-        int r = replay_check(region, l, k);
-        if (r == 0)
-                r = batch_init(&b, (void *)region, l, ret, NULL, cm);
-        if (r == 0 && slot)
-                r = batch_start_slot(&b, k);
-        if (r == 1 || (r == 0 && !slot))
-                r = batch_start_seed(&b);
-        if (r < 0)
-                return r;
-        if (batch_input(&b, k) == BATCH_END)
-                return -(int)RECORD_BAD_COUNT;
-        *ret_len = b.len;
-        return 0;
+        return batch_rebuild(region, l, cm, k, slot, ret, ret_len);
 }
 
 int replay_input_from_seed(const void *region, const RecordLayout *l, uint64_t k, uint8_t *ret,
@@ -120,7 +92,7 @@ int replay_range(const void *region, const RecordLayout *l, uint64_t first, uint
                  uint8_t *buf)
 {
         Batch b;
-        int r = replay_check(region, l, last);
+        int r = batch_check(region, l, last);
         if (r == 0)
                 r = batch_init(&b, (void *)region, l, buf, NULL, NULL);
         if (r == 0)

@@ -162,3 +162,33 @@ int batch_input(Batch *b, uint64_t k)
                         return BATCH_END;
         return BATCH_STEP;
 }
+
+int batch_check(const void *region, const RecordLayout *l, uint64_t k)
+{
+        RecordProblem p = record_validate(region, l);
+        if (p != RECORD_OK && p != RECORD_BAD_SLOT)
+                return -(int)p;
+        const RecordHeader *h = region;
+        if (k == 0 || k > h->iters)
+                return -(int)RECORD_BAD_COUNT;
+        return 0;
+}
+
+int batch_rebuild(const void *region, const RecordLayout *l, const CustomMutator *cm, uint64_t k,
+                  bool from_slot, uint8_t *ret, size_t *ret_len)
+{
+        Batch b;
+        int r = batch_check(region, l, k);
+        if (r == 0)
+                r = batch_init(&b, (void *)region, l, ret, NULL, cm);
+        if (r == 0 && from_slot)
+                r = batch_start_slot(&b, k);
+        if (r == 1 || (r == 0 && !from_slot))
+                r = batch_start_seed(&b);
+        if (r < 0)
+                return r;
+        if (batch_input(&b, k) == BATCH_END)
+                return -(int)RECORD_BAD_COUNT;
+        *ret_len = b.len;
+        return 0;
+}

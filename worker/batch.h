@@ -151,3 +151,16 @@ static inline int batch_next(Batch *b)
  * entry, an exec batch has its base there. Returns BATCH_STEP, or BATCH_END when a seed list ends
  * before. */
 int batch_input(Batch *b, uint64_t k);
+
+/* Whether iteration @k of the record can be rebuilt: the record checks out
+ * (a torn slot only rules out the slot path) and @k is in the batch.
+ * Returns 0 or a negative RecordProblem. */
+int batch_check(const void *region, const RecordLayout *l, uint64_t k);
+
+/* Iteration @k (1..iters) of the frozen batch in @region, into @ret
+ * (l->max_len bytes): from its chain's PRNG slot when @from_slot and the
+ * slot is intact, else from the seed. @cm as batch_init. Returns 0 and the
+ * length in *@ret_len, or a negative RecordProblem (the record cannot be
+ * trusted, @k is outside it, -RECORD_NEEDS_TARGET). */
+int batch_rebuild(const void *region, const RecordLayout *l, const CustomMutator *cm, uint64_t k,
+                  bool from_slot, uint8_t *ret, size_t *ret_len);

@@ -48,7 +48,6 @@
 #include "core/clock.h"
 #include "worker/batch.h"
 #include "worker/cmplog.h"
-#include "recovery/replay.h"
 #include "snapfuzz/mutator.h"
 
 #include "snapfuzz/banned.h"
@@ -338,8 +337,7 @@ __attribute__((noreturn)) static void runner_rebuild(void *region, const RecordL
         size_t len = 0;
 
         h->runner_state = RECORD_RUNNER_REBUILDING;
-        int r = how == RECORD_REBUILT_SEED ? replay_custom_from_seed(region, l, cm, k, buf, &len)
-                                           : replay_custom_at(region, l, cm, k, buf, &len);
+        int r = batch_rebuild(region, l, cm, k, how != RECORD_REBUILT_SEED, buf, &len);
         if (r == 0) {
                 runner_push_find(region, l, buf, len, k, (uint32_t)how);
         }
