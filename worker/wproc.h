@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,13 +39,18 @@ typedef struct WprocConfig {
 
 typedef struct Wproc Wproc;
 
-/* Why a worker could not start (wproc_spawn's negative results). */
-#define WPROC_ERR_LOAD (-1000)    /* the target cannot be loaded / has no entry point */
-#define WPROC_ERR_CRASHED (-1001) /* the target crashed or exited while initializing */
-#define WPROC_ERR_TIMEOUT (-1002) /* initialization did not finish in time */
+/* Why a worker could not start because of its target (the user's to fix,
+ * not snapfuzz's): negative errnos that no other failure of wproc_spawn
+ * returns, so a caller can tell them from a refused resource (-ENOMEM,
+ * -EMFILE, ...) or a broken protocol (-EPROTO), and strerror() still says
+ * something sensible. */
+#define WPROC_ERR_LOAD (-ENOEXEC)      /* the target cannot be loaded / has no entry point */
+#define WPROC_ERR_CRASHED (-ECHILD)    /* the target crashed or exited while initializing */
+#define WPROC_ERR_TIMEOUT (-ETIMEDOUT) /* initialization did not finish in time */
 
-/* Starts a worker and waits for its hello. On failure returns a negative
- * errno or WPROC_ERR_* and writes one line for a person into @err. */
+/* Starts a worker and waits for its hello. Returns 0, or a WPROC_ERR_*, or
+ * another negative errno (-EPROTO: the worker and this end disagree), and
+ * then writes one line for a person into @err. */
 int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen);
 
 /* wproc_spawn in two halves, so that many workers load their target at the
