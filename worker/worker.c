@@ -102,6 +102,9 @@ static void worker_send_pong(Worker *w)
         cJSON_Delete(p);
 }
 
+/* Loads the target and runs its LLVMFuzzerInitialize. 0, or a negative
+ * errno after telling whoever started us (-ENOEXEC: dlopen failed;
+ * -ENOENT: no LLVMFuzzerTestOneInput). */
 static int worker_load(Worker *w)
 {
         char msg[1024];
@@ -315,7 +318,9 @@ static int worker_command_during_batch(Worker *w)
 /* Drains the runner's output pipe: forwards it to our stderr (as libFuzzer
  * shows a target's output) and keeps the tail for the crash report. The
  * runner writes into a pipe rather than our stderr because its file-size
- * limit is 0: writing to a stderr that is a regular file would kill it. */
+ * limit is 0: writing to a stderr that is a regular file would kill it.
+ * Returns 1 when the pipe is empty for now, 0 at its end (or on a read
+ * error: either way there is nothing more to read). */
 static int worker_drain_output(Worker *w, int fd)
 {
         char buf[4096];

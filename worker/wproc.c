@@ -227,7 +227,7 @@ err_free:
 }
 
 /* The worker's first message: its hello, or the error that stopped it. */
-static int worker_hello_take(Wproc *w, const cJSON *m, char *err, size_t errlen)
+static int wproc_take_hello(Wproc *w, const cJSON *m, char *err, size_t errlen)
 {
         ProtoHello hello;
         const char *what, *message;
@@ -280,7 +280,7 @@ int wproc_await_hello(Wproc *w, char *err, size_t errlen)
                         describe_exit(status, err, errlen);
                 return WPROC_ERR_CRASHED;
         }
-        r = worker_hello_take(w, hello, err, errlen);
+        r = wproc_take_hello(w, hello, err, errlen);
         cJSON_Delete(hello);
         return r;
 }

@@ -103,7 +103,9 @@ typedef struct WprocBatch {
         int fresh;      /* run it in a runner forked for it, not one that ran others */
 } WprocBatch;
 
-/* Copies the batch's payload into the record and sends the command. */
+/* Copies the batch's payload into the record and sends the command
+ * (worker/proto.h). 0, -EINVAL when the payload does not fit the record's
+ * areas, or msg_send's error. */
 int wproc_send_batch(Wproc *w, const WprocBatch *b);
 int wproc_send(Wproc *w, const cJSON *m);
 
@@ -123,7 +125,9 @@ int wproc_exec_leak_check(Wproc *w, const uint8_t *data, size_t len, int quiet, 
  * "output" (for the minimizer's many trials). */
 int wproc_exec_quiet(Wproc *w, const uint8_t *data, size_t len, cJSON **ret);
 
-/* Runs a batch and waits for its "done" or "died" event. */
+/* Runs a batch and waits for its "done" or "died" event. 0, a send
+ * error, -EPROTO for an event proto_end_parse refuses, -EIO when the
+ * worker reports an error instead, or msg_recv's error. */
 int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret);
 
 /* Rebuilds the input iteration `count` of @record ran (a replay record of
