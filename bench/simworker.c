@@ -27,7 +27,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
@@ -40,6 +39,7 @@
 #include "core/coverage.h"
 #include "core/msg.h"
 #include "snapfuzz/record.h"
+#include "worker/proto.h"
 
 #include "snapfuzz/banned.h"
 
@@ -79,52 +79,25 @@ static uint64_t sim_next(Sim *s)
         return s->rng;
 }
 
-static int sim_parse_args(Sim *s, int argc, char **argv)
+/* The real worker's command line, through the real parser; options a
+ * newer snapfuzz may pass are none of ours and are skipped, so the bench
+ * keeps working with a simworker built earlier. */
+static int sim_parse_args(Sim *s, int argc, char **argv, char *err, size_t errlen)
 {
-        static const struct option opts[] = {
-            {"target", required_argument, NULL, 't'},
-            {"cmd-fd", required_argument, NULL, 'c'},
-            {"evt-fd", required_argument, NULL, 'e'},
-            {"shm-fd", required_argument, NULL, 's'},
-            {"cov-fd", required_argument, NULL, 'v'},
-            {"max-len", required_argument, NULL, 'm'},
-            {"timeout-ms", required_argument, NULL, 'x'},
-            {"rss-limit-mb", required_argument, NULL, 'x'},
-            {"sandbox", required_argument, NULL, 'x'},
-            {"sandbox-policy", required_argument, NULL, 'x'},
-            {"value-profile", required_argument, NULL, 'x'},
-            {0},
-        };
-        int c;
-        s->cmd_fd = s->evt_fd = s->shm_fd = s->cov_fd = -1;
-        /* Options the real worker grows later are none of ours: skipped
-         * without a word, so the bench keeps working. */
-        opterr = 0;
-        optind = 2; /* argv[1] is "__worker" */
-        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-                switch (c) {
-                case 'c':
-                        s->cmd_fd = atoi(optarg);
-                        break;
-                case 'e':
-                        s->evt_fd = atoi(optarg);
-                        break;
-                case 's':
-                        s->shm_fd = atoi(optarg);
-                        break;
-                case 'v':
-                        s->cov_fd = atoi(optarg);
-                        break;
-                case 'm':
-                        s->max_len = strtoul(optarg, NULL, 10);
-                        break;
-                default:
-                        break;
-                }
-        }
-        if (s->cmd_fd < 0 || s->evt_fd < 0 || s->shm_fd < 0 || s->cov_fd < 0 ||
-            record_layout(s->max_len, &s->layout) < 0)
+        WorkerArgs a;
+        /* argv[1] is "__worker" */
+        int r = proto_args_parse(argc - 1, argv + 1, PROTO_ARGS_SKIP_UNKNOWN, &a, err, errlen);
+        if (r < 0)
+                return r;
+        s->cmd_fd = a.cmd_fd;
+        s->evt_fd = a.evt_fd;
+        s->shm_fd = a.shm_fd;
+        s->cov_fd = a.cov_fd;
+        s->max_len = a.max_len;
+        if (record_layout(s->max_len, &s->layout) < 0) {
+                snprintf(err, errlen, "no record layout for --max-len %zu", s->max_len);
                 return -EINVAL;
+        }
         return 0;
 }
 
@@ -189,51 +162,55 @@ static int sim_sleep(Sim *s, double until_ms)
                         return 1;
                 if (r == 0)
                         continue;
-                int stop = strcmp(msg_str(m, "type", ""), "stop") == 0;
+                int stop = proto_is(m, PROTO_STOP);
                 cJSON_Delete(m);
                 if (stop)
                         return 1;
         }
 }
 
+/* Runs one "fuzz" command @cmd. 0, 1 when a "stop" came during it, or -1
+ * when the events pipe is gone. */
 static int sim_batch(Sim *s, const cJSON *cmd, double started)
 {
         RecordHeader *h = record_header(s->region);
-        uint64_t iters = (uint64_t)msg_int(cmd, "iters", 1);
-        const char *mode_s = msg_str(cmd, "mode", "fuzz");
-        RecordMode mode = strcmp(mode_s, "exec") == 0    ? RECORD_MODE_EXEC
-                          : strcmp(mode_s, "seeds") == 0 ? RECORD_MODE_SEEDS
-                                                         : RECORD_MODE_FUZZ;
+        ProtoBatch b;
+        cJSON *m;
 
-        record_begin_batch(
-            s->region, &s->layout, (uint64_t)msg_int(cmd, "batch_id", 0), mode, iters,
-            strtoull(msg_str(cmd, "seed", "0"), NULL, 16), (uint32_t)msg_int(cmd, "chain_len", 4),
-            (uint32_t)msg_int(cmd, "base_len", 0), (uint32_t)msg_int(cmd, "partner_len", 0),
-            (uint32_t)msg_int(cmd, "table_len", 0));
-        double dur = (double)iters / s->rate * 1e3;
+        if (proto_batch_parse(cmd, &s->layout, &b) < 0) {
+                if (proto_error_build(PROTO_WHAT_PROTOCOL, "bad batch parameters", &m) < 0)
+                        return -1;
+                int r = msg_send(s->evt_fd, m);
+                cJSON_Delete(m);
+                return r < 0 ? -1 : 0;
+        }
+        record_begin_batch(s->region, &s->layout, b.batch_id, b.mode, b.iters, b.seed, b.chain_len,
+                           b.base_len, b.partner_len, b.table_len);
+        double dur = (double)b.iters / s->rate * 1e3;
         if (sim_sleep(s, started + dur))
                 return 1;
-        uint32_t n = sim_claim_finds(s, iters);
+        uint32_t n = sim_claim_finds(s, b.iters);
         sim_write_finds(s, n);
-        h->count = iters;
+        h->count = b.iters;
         h->new_features = n;
         h->runner_state = RECORD_RUNNER_DONE;
         double elapsed = now_ms() - started;
 
-        cJSON *m = msg_new("done");
-        if (!m)
+        ProtoEnd end = {
+            .batch_id = h->batch_id,
+            .count = b.iters,
+            .iters = b.iters,
+            .finds = n,
+            .new_features = n,
+            .elapsed_ms = floor(elapsed),
+        };
+        if (proto_end_build(&end, &m) < 0)
                 return -1;
-        cJSON_AddNumberToObject(m, "batch_id", (double)h->batch_id);
-        cJSON_AddNumberToObject(m, "count", (double)iters);
-        cJSON_AddNumberToObject(m, "iters", (double)iters);
-        cJSON_AddNumberToObject(m, "finds", n);
-        cJSON_AddNumberToObject(m, "new_features", n);
-        cJSON_AddNumberToObject(m, "elapsed_ms", floor(elapsed));
         int r = msg_send(s->evt_fd, m);
         cJSON_Delete(m);
         s->batches++;
         s->finds += n;
-        s->execs += iters;
+        s->execs += b.iters;
         s->busy_ms += elapsed;
         return r < 0 ? -1 : 0;
 }
@@ -262,8 +239,9 @@ static void sim_log(const Sim *s)
 int main(int argc, char **argv)
 {
         Sim s = {0};
-        if (sim_parse_args(&s, argc, argv) < 0) {
-                fprintf(stderr, "simworker: bad arguments\n");
+        char err[256];
+        if (sim_parse_args(&s, argc, argv, err, sizeof(err)) < 0) {
+                fprintf(stderr, "simworker: %s\n", err);
                 return 1;
         }
         s.rate = env_num("SIMWORKER_RATE", 3.5e6);
@@ -278,11 +256,10 @@ int main(int argc, char **argv)
         if (s.cov->counters == 0)
                 s.cov->counters = 1u << 16;
 
-        cJSON *hello = msg_new("hello");
-        if (!hello)
+        ProtoHello h = {.pid = getpid(), .counters = 1u << 16};
+        cJSON *hello;
+        if (proto_hello_build(&h, &hello) < 0)
                 return 1;
-        cJSON_AddNumberToObject(hello, "pid", getpid());
-        cJSON_AddNumberToObject(hello, "counters", 1u << 16);
         int r = msg_send(s.evt_fd, hello);
         cJSON_Delete(hello);
         if (r < 0)
@@ -300,10 +277,9 @@ int main(int argc, char **argv)
                         break;
                 if (r == 0)
                         continue;
-                const char *type = msg_str(m, "type", "");
                 double t = now_ms();
-                int stop = strcmp(type, "stop") == 0;
-                if (strcmp(type, "fuzz") == 0) {
+                int stop = proto_is(m, PROTO_STOP);
+                if (proto_is(m, PROTO_FUZZ)) {
                         if (first)
                                 s.first_wait_ms = t - ready;
                         else {
@@ -315,8 +291,8 @@ int main(int argc, char **argv)
                         r = sim_batch(&s, m, t);
                         ready = now_ms();
                         stop = r != 0;
-                } else if (strcmp(type, "ping") == 0) {
-                        cJSON *p = msg_new("pong");
+                } else if (proto_is(m, PROTO_PING)) {
+                        cJSON *p = proto_msg_new(PROTO_PONG);
                         if (p)
                                 (void)msg_send(s.evt_fd, p);
                         cJSON_Delete(p);

@@ -4,9 +4,9 @@
  * design's RPC calls (ping, fuzz, minimize). Inputs never travel through
  * the pipes: they live in the shared-memory record.
  *
- * Every message has a "type" string. Commands (to a worker): "ping",
- * "fuzz", "exec", "stop". Events (from a worker): "hello", "pong", "done",
- * "died", "error".
+ * Every message has a "type" string. The worker's commands and events,
+ * with one builder and one parser each, are in worker/proto.h; the
+ * recovery helper's in recovery/recovery.h.
  */
 #pragma once
 

@@ -46,6 +46,7 @@
 #include "core/log.h"
 #include "core/msg.h"
 #include "worker/wproc.h"
+#include "worker/proto.h"
 #include "core/writeq.h"
 #include "recovery/classify.h"
 #include "recovery/recovery.h"
@@ -663,7 +664,7 @@ static void take_death(Coordinator *c, Slot *s, cJSON *m)
 static void worker_event(Coordinator *c, Slot *s, cJSON *m)
 {
         const char *type = msg_str(m, "type", "");
-        if (strcmp(type, "done") == 0 || strcmp(type, "died") == 0) {
+        if (strcmp(type, PROTO_DONE) == 0 || strcmp(type, PROTO_DIED) == 0) {
                 uint64_t count = (uint64_t)msg_int(m, "count", 0);
                 double ms = msg_num(m, "elapsed_ms", 0);
                 c->execs += count;
@@ -685,11 +686,11 @@ static void worker_event(Coordinator *c, Slot *s, cJSON *m)
                         log_warn("worker %d: the batch's input changed in shared memory during "
                                  "the batch",
                                  (int)wproc_pid(s->w));
-                if (strcmp(type, "died") == 0)
+                if (strcmp(type, PROTO_DIED) == 0)
                         take_death(c, s, m);
-        } else if (strcmp(type, "sandbox") == 0) {
+        } else if (strcmp(type, PROTO_SANDBOX) == 0) {
                 sandboxlog_event(c->sandbox_log, m);
-        } else if (strcmp(type, "error") == 0) {
+        } else if (strcmp(type, PROTO_ERROR) == 0) {
                 log_error("worker %d: %s", (int)wproc_pid(s->w), msg_str(m, "message", "?"));
                 restart_slot(c, s, "reported an error");
         }
@@ -837,7 +838,7 @@ static void check_limits(Coordinator *c)
 
 static void stop_busy_workers(Coordinator *c)
 {
-        cJSON *m = msg_new("stop");
+        cJSON *m = msg_new(PROTO_STOP);
         for (unsigned i = 0; m && i < c->n_slots; i++)
                 if (c->slots[i].alive && c->slots[i].busy)
                         (void)wproc_send(c->slots[i].w, m);

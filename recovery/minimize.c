@@ -25,6 +25,7 @@
 #include "core/msg.h"
 #include "recovery/minimize.h"
 #include "recovery/symbolize.h"
+#include "worker/proto.h"
 
 #include "snapfuzz/banned.h"
 
@@ -455,7 +456,7 @@ static int wproc_oracle(void *ctx, const uint8_t *data, size_t len)
         if (r < 0)
                 return r;
         int v = MINIMIZE_NO_CRASH;
-        if (strcmp(msg_str(ev, "type", ""), "died") == 0) {
+        if (proto_is(ev, PROTO_DIED)) {
                 Classification c;
                 classify_death(ev, &c);
                 if (!c.is_crash)

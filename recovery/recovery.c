@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "core/msg.h"
 #include "worker/wproc.h"
+#include "worker/proto.h"
 #include "recovery/classify.h"
 #include "recovery/minimize.h"
 #include "recovery/recovery.h"
@@ -181,8 +182,7 @@ static bool helper_history_crashes(Helper *hp, const void *job, uint64_t first,
                 return false;
         }
         bool same = false;
-        if (strcmp(msg_str(ev, "type", ""), "died") == 0 &&
-            (uint64_t)msg_int(ev, "count", 0) == h->count) {
+        if (proto_is(ev, PROTO_DIED) && (uint64_t)msg_int(ev, "count", 0) == h->count) {
                 Classification c;
                 classify_death(ev, &c);
                 same = c.is_crash && strcmp(c.kind, want->kind) == 0;
@@ -322,7 +322,7 @@ static int helper_rebuild(Helper *hp, const void *job, size_t *ret_len, uint32_t
                 r = helper_start_verifier(hp);
                 if (r == 0)
                         r = wproc_rebuild(hp->verifier, job, how, hp->buf, ret_len, &ev);
-                if (r > 0 && strcmp(msg_str(ev, "type", ""), "died") == 0) {
+                if (r > 0 && proto_is(ev, PROTO_DIED)) {
                         Classification c;
                         classify_death(ev, &c);
                         snprintf(why, whylen,
@@ -406,7 +406,7 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         Classification vc = {0};
         bool reproduced = false;
         if (helper_verify(hp, hp->buf, len, suspect, &verify) == 0) {
-                if (strcmp(msg_str(verify, "type", ""), "died") == 0) {
+                if (proto_is(verify, PROTO_DIED)) {
                         classify_death(verify, &vc);
                         reproduced = vc.is_crash;
                 }

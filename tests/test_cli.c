@@ -120,6 +120,33 @@ Test(cli, bad_option_values)
         expect_usage_error(a9, "--max-len takes a whole number");
 }
 
+/* `snapfuzz __worker` is internal, but a command line it cannot read
+ * exactly (a bug, or a worker binary from another snapfuzz) is named, not
+ * guessed at: atoi("abc") would have made it use descriptor 0. */
+Test(cli, a_worker_with_a_bad_command_line_names_the_option)
+{
+        const char *t = sf_target("recorder");
+        const char *args[] = {"__worker", "--target",  t,          "--cmd-fd", "abc",
+                              "--evt-fd", "1",         "--shm-fd", "0",        "--cov-fd",
+                              "0",        "--max-len", "10",       NULL};
+        SfRun r;
+        sf_run(&r, 60, args);
+        cr_expect_eq(r.exit_code, 65, "WORKER_EXIT_PROTOCOL, got %d; stderr:\n%s", r.exit_code,
+                     r.err);
+        cr_expect(strstr(r.err, "snapfuzz: error: __worker: --cmd-fd: 'abc' is not a descriptor"),
+                  "stderr: %s", r.err);
+        cr_expect_eq(count_lines(r.err), 1, "one line, got:\n%s", r.err);
+        sf_run_free(&r);
+
+        const char *unknown[] = {"__worker", "--target", t,   "--cmd-fd", "0", "--evt-fd",
+                                 "1",        "--shm-fd", "0", "--cov-fd", "0", "--max-len",
+                                 "10",       "--turbo",  "1", NULL};
+        sf_run(&r, 60, unknown);
+        cr_expect_eq(r.exit_code, 65, "got %d; stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "unknown option --turbo"), "stderr: %s", r.err);
+        sf_run_free(&r);
+}
+
 Test(cli, reproduce_unknown_crash_id)
 {
         char *dir = sf_tmpdir();

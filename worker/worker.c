@@ -17,7 +17,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
@@ -41,7 +40,7 @@
 #include "worker/cmplog.h"
 #include "core/coverage.h"
 #include "core/msg.h"
-#include "worker/wproc.h"
+#include "worker/proto.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/supervisor.h"
 #include "snapfuzz/exitcode.h"
@@ -61,9 +60,7 @@
 #define WORKER_REBUILD_MS 30000
 
 typedef struct Worker {
-        WprocConfig cfg;
-        SandboxMode sandbox_mode;
-        int cmd_fd, evt_fd, shm_fd, cov_fd;
+        WorkerArgs args; /* the command line, as wproc.c built it */
         void *region;
         RecordLayout layout;
         CoverageShared *coverage;
@@ -88,14 +85,13 @@ typedef struct Worker {
         } run;
 } Worker;
 
+/* Tells whoever started us what went wrong (@what a PROTO_WHAT_*). */
 static void worker_send_error(Worker *w, const char *what, const char *message)
 {
-        cJSON *m = msg_new("error");
-        if (!m)
+        cJSON *m;
+        if (proto_error_build(what, message, &m) < 0)
                 return;
-        cJSON_AddStringToObject(m, "what", what);
-        cJSON_AddStringToObject(m, "message", message);
-        (void)msg_send(w->evt_fd, m);
+        (void)msg_send(w->args.evt_fd, m);
         cJSON_Delete(m);
 }
 
@@ -109,31 +105,43 @@ static void worker_selfbind(Worker *w)
         if (r < 0)
                 fprintf(stderr,
                         "snapfuzz: warning: %s: cannot bind the target to its own symbols: %s\n",
-                        w->cfg.target, strerror(-r));
+                        w->args.target, strerror(-r));
 }
 
+static void worker_send_pong(Worker *w)
+{
+        cJSON *p = proto_msg_new(PROTO_PONG);
+        if (p)
+                (void)msg_send(w->args.evt_fd, p);
+        cJSON_Delete(p);
+}
+
+/* Loads the target and runs its LLVMFuzzerInitialize. 0, or a negative
+ * errno after telling whoever started us (-ENOEXEC: dlopen failed;
+ * -ENOENT: no LLVMFuzzerTestOneInput). */
 static int worker_load(Worker *w)
 {
         char msg[1024];
 
-        w->handle = dlopen(w->cfg.target, RTLD_NOW | RTLD_LOCAL);
+        w->handle = dlopen(w->args.target, RTLD_NOW | RTLD_LOCAL);
         if (!w->handle) {
                 const char *e = dlerror();
-                worker_send_error(w, "load", e ? e : "dlopen failed");
+                worker_send_error(w, PROTO_WHAT_LOAD, e ? e : "dlopen failed");
                 return -ENOEXEC;
         }
         worker_selfbind(w);
         w->test = (TargetTestOneInput)dlsym(w->handle, TARGET_SYM_TEST);
         if (!w->test) {
-                snprintf(msg, sizeof(msg), "%s does not export %s", w->cfg.target, TARGET_SYM_TEST);
-                worker_send_error(w, "entry", msg);
+                snprintf(msg, sizeof(msg), "%s does not export %s", w->args.target,
+                         TARGET_SYM_TEST);
+                worker_send_error(w, PROTO_WHAT_ENTRY, msg);
                 return -ENOENT;
         }
         w->has_custom = custom_lookup(w->handle, &w->custom);
         TargetInitialize init = (TargetInitialize)dlsym(w->handle, TARGET_SYM_INIT);
         if (init) {
                 static char *argv_store[2];
-                argv_store[0] = (char *)w->cfg.target;
+                argv_store[0] = (char *)w->args.target;
                 int argc = 1;
                 char **argv = argv_store;
                 init(&argc, &argv);
@@ -312,15 +320,10 @@ static int worker_command_during_batch(Worker *w)
                         w->stopping = 1;
                         return 1;
                 }
-                const char *type = msg_str(m, "type", "");
-                if (strcmp(type, "stop") == 0)
+                if (proto_is(m, PROTO_STOP))
                         w->stopping = 1;
-                else if (strcmp(type, "ping") == 0) {
-                        cJSON *p = msg_new("pong");
-                        if (p)
-                                (void)msg_send(w->evt_fd, p);
-                        cJSON_Delete(p);
-                }
+                else if (proto_is(m, PROTO_PING))
+                        worker_send_pong(w);
                 cJSON_Delete(m);
                 if (w->stopping)
                         return 1;
@@ -330,7 +333,9 @@ static int worker_command_during_batch(Worker *w)
 /* Drains the runner's output pipe: forwards it to our stderr (as libFuzzer
  * shows a target's output) and keeps the tail for the crash report. The
  * runner writes into a pipe rather than our stderr because its file-size
- * limit is 0: writing to a stderr that is a regular file would kill it. */
+ * limit is 0: writing to a stderr that is a regular file would kill it.
+ * Returns 1 when the pipe is empty for now, 0 at its end (or on a read
+ * error: either way there is nothing more to read). */
 static int worker_drain_output(Worker *w, int fd)
 {
         char buf[4096];
@@ -414,83 +419,48 @@ static void worker_add_output(Worker *w, cJSON *m)
 static void worker_on_sandbox_event(void *userdata, const cJSON *event)
 {
         Worker *w = userdata;
-        cJSON *m = msg_new("sandbox");
+        cJSON *m = proto_msg_new(PROTO_SANDBOX);
         const cJSON *field;
 
         if (!m)
                 return;
         cJSON_ArrayForEach(field, event)
             cJSON_AddItemToObject(m, field->string, cJSON_Duplicate(field, 1));
-        (void)msg_send(w->evt_fd, m);
+        (void)msg_send(w->args.evt_fd, m);
         cJSON_Delete(m);
 }
 
-/* Writes the batch a "fuzz" command describes into the record. */
-static int worker_begin_batch(Worker *w, const cJSON *cmd)
+/* Writes the batch a "fuzz" command describes (proto_batch_parse has
+ * checked it against the layout) into the record. */
+static void worker_begin_batch(Worker *w, const ProtoBatch *b)
 {
         RecordHeader *h = record_header(w->region);
-        uint64_t iters = (uint64_t)msg_int(cmd, "iters", 1);
-        const char *seed_s = msg_str(cmd, "seed", "0");
-        uint64_t seed = strtoull(seed_s, NULL, 16);
-        int64_t base_len = msg_int(cmd, "base_len", 0);
-        int64_t partner_len = msg_int(cmd, "partner_len", 0);
-        int64_t table_len = msg_int(cmd, "table_len", 0);
-        int64_t chain_len = msg_int(cmd, "chain_len", 4);
-        const char *mode_s = msg_str(cmd, "mode", "fuzz");
-        RecordMode mode = strcmp(mode_s, "exec") == 0    ? RECORD_MODE_EXEC
-                          : strcmp(mode_s, "seeds") == 0 ? RECORD_MODE_SEEDS
-                                                         : RECORD_MODE_FUZZ;
+        uint8_t none[MUTATOR_WEIGHTS] = {0};
 
-        if (iters == 0 || base_len < 0 || (uint64_t)base_len > w->layout.area_len ||
-            partner_len < 0 || (uint64_t)partner_len > w->layout.area_len || table_len < 0 ||
-            table_len > RECORD_TABLE_BYTES || chain_len <= 0 || chain_len > 1024) {
-                worker_send_error(w, "protocol", "bad batch parameters");
-                return -EPROTO;
-        }
-        record_begin_batch(w->region, &w->layout, (uint64_t)msg_int(cmd, "batch_id", 0), mode,
-                           iters, seed, (uint32_t)chain_len, (uint32_t)base_len,
-                           (uint32_t)partner_len, (uint32_t)table_len);
-        uint8_t weights[MUTATOR_WEIGHTS] = {0};
-        const char *hex = msg_str(cmd, "op_weights", "");
-        for (unsigned i = 0; i < MUTATOR_WEIGHTS && hex[2 * i] && hex[2 * i + 1]; i++) {
-                char byte[3] = {hex[2 * i], hex[2 * i + 1], 0};
-                weights[i] = (uint8_t)strtoul(byte, NULL, 16);
-        }
-        int64_t len_limit = msg_int(cmd, "len_limit", 0);
-        record_set_mutation(
-            w->region,
-            len_limit > 0 && (uint64_t)len_limit <= w->layout.max_len ? (uint32_t)len_limit : 0,
-            weights);
-        h->first_exec = (uint64_t)msg_int(cmd, "first", 1);
-        h->batch_flags = msg_bool(cmd, "replay", 0) ? RECORD_BATCH_REPLAY : 0;
-        bool leak_check = w->leaks && msg_bool(cmd, "leak_check", 0);
-        if (w->leaks && msg_bool(cmd, "leak_watch", 0))
+        record_begin_batch(w->region, &w->layout, b->batch_id, b->mode, b->iters, b->seed,
+                           b->chain_len, b->base_len, b->partner_len, b->table_len);
+        record_set_mutation(w->region, b->len_limit, b->has_weights ? b->op_weights : none);
+        h->first_exec = b->first;
+        h->batch_flags = b->replay ? RECORD_BATCH_REPLAY : 0;
+        if (w->leaks && b->leak_watch)
                 h->batch_flags |= RECORD_BATCH_LEAK_WATCH;
-        if (leak_check)
+        if (w->leaks && b->leak_check)
                 h->batch_flags |= RECORD_BATCH_LEAK_CHECK;
         /* A history replay runs the dead runner's doubled iterations again. */
-        h->n_reruns = 0;
-        const cJSON *reruns = cJSON_GetObjectItemCaseSensitive(cmd, "reruns");
-        const cJSON *rr;
-        cJSON_ArrayForEach(rr, reruns)
-        {
-                if (h->n_reruns < RECORD_MAX_RERUNS && cJSON_IsNumber(rr))
-                        h->reruns[h->n_reruns++] = (uint64_t)rr->valuedouble;
-        }
+        h->n_reruns = b->n_reruns;
+        memcpy(h->reruns, b->reruns, b->n_reruns * sizeof(h->reruns[0]));
         /* A history replay brings the comparison tables of the batch it
          * replays (already in place, like the payload). */
-        int64_t cmp_gens = msg_int(cmd, "cmp_gens", 0);
-        h->cmp_gens = cmp_gens > 0 && cmp_gens <= RECORD_CMP_TABLES ? (uint32_t)cmp_gens : 0;
+        h->cmp_gens = b->cmp_gens;
         /* Mutations call the target's custom mutator: the record says so,
          * so that only a process that loaded the target replays them. */
         uint32_t flags = 0;
-        if (mode == RECORD_MODE_FUZZ && w->has_custom)
+        if (b->mode == RECORD_MODE_FUZZ && w->has_custom)
                 flags |= custom_record_flags(&w->custom);
-        if (mode == RECORD_MODE_FUZZ && msg_bool(cmd, "packed", 0))
+        if (b->mode == RECORD_MODE_FUZZ && b->packed)
                 flags |= RECORD_F_PACKED;
         if (flags)
                 record_set_flags(w->region, flags);
-        return 0;
 }
 
 /* A "rebuild" command: the record in the region is another runner's,
@@ -548,47 +518,55 @@ static bool worker_runner_go(Worker *w)
         return write(w->run.ctl_fd, &c, 1) == 1;
 }
 
-/* Forks a runner for the batch in the record (worker/runner.h), with its
- * output pipe, control socket and sandbox supervisor. */
-static int worker_fork_runner(Worker *w, int rebuild)
+/* The control socket of a runner that may take more than one batch (no
+ * rebuild, a --runner-lifetime): both ends in @ctl, the runner's kept above
+ * 2 (its 1 and 2 are its output); {-1, -1} when there is none. */
+static void worker_runner_socket(const Worker *w, int rebuild, int ctl[2])
 {
-        int out_pipe[2], ctl[2] = {-1, -1};
-        if (pipe2(out_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-                worker_send_error(w, "internal", "cannot create the runner's output pipe");
-                return -errno;
+        ctl[0] = ctl[1] = -1;
+        if (rebuild || w->args.runner_lifetime_ms == 0 ||
+            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0) {
+                ctl[0] = ctl[1] = -1;
+                return;
         }
-        /* A rebuild runs one batch; a batch that may be followed by more
-         * gets the control socket, kept above 2 (the runner's 1 and 2 are
-         * its output). */
-        if (!rebuild && w->cfg.runner_lifetime_ms > 0 &&
-            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) == 0 &&
-            ctl[1] <= STDERR_FILENO) {
+        if (ctl[1] <= STDERR_FILENO) {
                 int fd = fcntl(ctl[1], F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
                 close(ctl[1]);
                 ctl[1] = fd;
         }
-        if (ctl[0] >= 0 && ctl[1] < 0) {
+        if (ctl[1] < 0) {
                 close(ctl[0]);
                 ctl[0] = -1;
+                return;
         }
-        if (ctl[0] >= 0)
-                fcntl(ctl[0], F_SETFL, O_NONBLOCK);
+        fcntl(ctl[0], F_SETFL, O_NONBLOCK);
+}
 
+/* Forks a runner for the batch in the record (worker/runner.h), with its
+ * output pipe, control socket and sandbox supervisor. 0, or a negative
+ * errno after telling whoever started us. */
+static int worker_fork_runner(Worker *w, int rebuild)
+{
+        int out_pipe[2], ctl[2];
+        SandboxSupervisor *sup = NULL;
+        int r;
+
+        if (pipe2(out_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+                r = -errno;
+                worker_send_error(w, PROTO_WHAT_INTERNAL, "cannot create the runner's output pipe");
+                return r;
+        }
+        worker_runner_socket(w, rebuild, ctl);
         /* The runner's seccomp notifications (process creation, policy
          * directories, log mode) are ours to answer. */
-        SandboxSupervisor *sup = NULL;
         if (sandbox_supervisor_new(&sup, w->sandbox) < 0) {
-                close(out_pipe[0]);
-                close(out_pipe[1]);
-                if (ctl[0] >= 0) {
-                        close(ctl[0]);
-                        close(ctl[1]);
-                }
-                worker_send_error(w, "sandbox", "cannot set up the sandbox's supervisor");
-                return -EIO;
+                r = -EIO;
+                worker_send_error(w, PROTO_WHAT_SANDBOX, "cannot set up the sandbox's supervisor");
+                goto err_pipes;
         }
 
-        int close_fds[] = {w->cmd_fd, w->evt_fd, w->shm_fd, w->cov_fd, out_pipe[0], ctl[0]};
+        int close_fds[] = {w->args.cmd_fd, w->args.evt_fd, w->args.shm_fd,
+                           w->args.cov_fd, out_pipe[0],    ctl[0]};
         RunnerArgs ra = {
             .region = w->region,
             .layout = &w->layout,
@@ -600,22 +578,15 @@ static int worker_fork_runner(Worker *w, int rebuild)
             .n_close_fds = 6,
             .output_fd = out_pipe[1],
             .ctl_fd = ctl[1],
-            .lifetime_ns = (uint64_t)w->cfg.runner_lifetime_ms * 1000000u,
+            .lifetime_ns = (uint64_t)w->args.runner_lifetime_ms * 1000000u,
             .custom = w->has_custom ? &w->custom : NULL,
             .rebuild = rebuild,
         };
         pid_t pid = fork();
         if (pid < 0) {
-                int e = errno;
-                close(out_pipe[0]);
-                close(out_pipe[1]);
-                if (ctl[0] >= 0) {
-                        close(ctl[0]);
-                        close(ctl[1]);
-                }
-                sandbox_supervisor_free(sup);
-                worker_send_error(w, "fork", strerror(e));
-                return -e;
+                r = -errno;
+                worker_send_error(w, PROTO_WHAT_FORK, strerror(-r));
+                goto err_supervisor;
         }
         if (pid == 0)
                 runner_main(&ra);
@@ -630,282 +601,422 @@ static int worker_fork_runner(Worker *w, int rebuild)
         w->run.ctl_fd = ctl[0];
         w->run.sup = sup;
         return 0;
+
+err_supervisor:
+        sandbox_supervisor_free(sup);
+err_pipes:
+        close(out_pipe[0]);
+        close(out_pipe[1]);
+        if (ctl[0] >= 0) {
+                close(ctl[0]);
+                close(ctl[1]);
+        }
+        return r;
 }
 
-static int worker_run_batch(Worker *w, const cJSON *cmd)
-{
-        RecordHeader *h = record_header(w->region);
-        int rebuild = 0;
-        if (strcmp(msg_str(cmd, "type", ""), "rebuild") == 0)
-                rebuild = strcmp(msg_str(cmd, "from", "slot"), "seed") == 0 ? RECORD_REBUILT_SEED
-                                                                            : RECORD_REBUILT_SLOT;
-        if (rebuild) {
-                worker_begin_rebuild(w);
-        } else {
-                int r = worker_begin_batch(w, cmd);
-                if (r < 0)
-                        return r;
-        }
-        bool leak_check = (h->batch_flags & RECORD_BATCH_LEAK_CHECK) != 0;
-        w->out_len = 0;
-        w->quiet = msg_bool(cmd, "quiet", 0);
+/* One batch's watch over its runner: which runner, and what was seen. */
+typedef struct BatchWatch {
+        pid_t pid;
+        int pidfd;
+        /* What the loop polls: out_fd is -1 once at end of file and ctl_fd
+         * once closed (poll ignores a negative fd); w->run keeps the
+         * descriptors to close. */
+        int out_fd, ctl_fd;
+        SandboxSupervisor *sup;
+        bool forked;        /* the runner was forked for this batch */
+        int64_t started_ns; /* when the runner was handed the batch */
+        KillReason kill_reason;
+        int64_t kill_deadline; /* SIGKILL after the stack dump's grace */
+        uint64_t last_count;
+        int64_t last_progress, next_rss; /* ms */
+        int status;                      /* the runner's wait status, once reaped */
+        bool ended;                      /* the runner is gone (reaped) */
+        bool done;                       /* the batch ended and the runner waits for another */
+} BatchWatch;
 
-        /* A runner that waits for a batch takes this one if it is a plain
-         * fuzz batch (runner_batch_may_share) and it is still there;
-         * otherwise it goes, and a fresh one is forked. */
-        bool retried = false;
-retry:;
-        bool reuse =
-            !retried && !rebuild && !msg_bool(cmd, "fresh", 0) && runner_batch_may_share(h);
+/* Gets a runner to run the batch now in the record: the one that waits for
+ * a batch when @reuse_ok and the batch is a plain fuzz batch
+ * (runner_batch_may_share) and it is still there; otherwise it goes, and a
+ * fresh one is forked. Starts @bw's watch. 0 or a negative errno. */
+static int worker_batch_start(Worker *w, BatchWatch *bw, int rebuild, bool reuse_ok,
+                              bool leak_check)
+{
+        bool reuse = reuse_ok && runner_batch_may_share(record_header(w->region));
         if (w->run.pid > 0 && (!reuse || !worker_runner_go(w)))
                 worker_retire_runner(w);
-        int64_t started_ns = clock_now_ns(), started = started_ns / 1000000;
-        bool forked = w->run.pid == 0;
-        if (forked) {
+        *bw = (BatchWatch){.kill_reason = KILL_NONE};
+        bw->started_ns = clock_now_ns();
+        bw->forked = w->run.pid == 0;
+        if (bw->forked) {
                 int r = worker_fork_runner(w, rebuild);
                 if (r < 0)
                         return r;
         }
-        pid_t pid = w->run.pid;
-        int pidfd = w->run.pidfd, out_fd = w->run.out_fd, ctl_fd = w->run.ctl_fd;
-        SandboxSupervisor *sup = w->run.sup;
+        bw->pid = w->run.pid;
+        bw->pidfd = w->run.pidfd;
+        bw->out_fd = w->run.out_fd;
+        bw->ctl_fd = w->run.ctl_fd;
+        bw->sup = w->run.sup;
         if (leak_check)
-                sandbox_supervisor_allow_leak_check(sup);
+                sandbox_supervisor_allow_leak_check(bw->sup);
+        bw->last_progress = clock_now_ms();
+        bw->next_rss = bw->last_progress + WORKER_RSS_EVERY_MS;
+        return 0;
+}
 
-        KillReason kill_reason = KILL_NONE;
-        int64_t kill_deadline = 0;
-        uint64_t last_count = 0;
-        int64_t last_progress = clock_now_ms();
-        int64_t next_rss = last_progress + WORKER_RSS_EVERY_MS;
-        int status = 0;
-        bool ended = false; /* the runner is gone (reaped) */
-        bool done = false;  /* the batch ended and the runner waits for another */
+/* The runner wrote on its control socket. The batch ran to its end and the
+ * runner waits for the next: one byte, RUNNER_CTL_DONE, and a record that
+ * says so. Anything else ends the runner. True when the batch is done. */
+static bool worker_watch_ctl(Worker *w, BatchWatch *bw)
+{
+        char c[8];
+        ssize_t n = read(bw->ctl_fd, c, sizeof(c));
+        uint32_t st = record_header(w->region)->runner_state;
 
-        for (;;) {
-                struct pollfd p[5] = {
-                    {.fd = pidfd, .events = POLLIN},
-                    {.fd = w->cmd_fd, .events = POLLIN},
-                    {.fd = out_fd, .events = POLLIN},
-                    {.fd = sandbox_supervisor_fd(sup), .events = POLLIN},
-                    {.fd = ctl_fd, .events = POLLIN},
-                };
-                int pr = poll(p, 5, WORKER_TICK_MS);
-                if (pr < 0 && errno != EINTR)
-                        break;
-                if (pr > 0 && (p[2].revents & (POLLIN | POLLHUP)) &&
-                    !worker_drain_output(w, out_fd))
-                        out_fd = -1; /* end of file: poll ignores a negative fd */
-                if (pr > 0 && p[3].revents)
-                        (void)sandbox_supervisor_dispatch(sup, worker_on_sandbox_event, w);
-                if (pr > 0 && p[4].revents) {
-                        /* The batch ran to its end and the runner waits for
-                         * the next: one byte, RUNNER_CTL_DONE, and a record
-                         * that says so. Anything else ends the runner. */
-                        char c[8];
-                        ssize_t n = read(ctl_fd, c, sizeof(c));
-                        uint32_t st = h->runner_state;
-                        if (n == 1 && c[0] == RUNNER_CTL_DONE && kill_reason == KILL_NONE &&
-                            (st == RECORD_RUNNER_DONE || st == RECORD_RUNNER_FULL)) {
-                                if (out_fd >= 0 && !worker_drain_output(w, out_fd))
-                                        out_fd = -1;
-                                done = true;
-                                break;
-                        }
-                        if (n <= 0 && !(n < 0 && errno == EAGAIN))
-                                ctl_fd = -1; /* closed: the runner is exiting */
-                        else
-                                kill(pid, SIGKILL);
-                }
-                siginfo_t info = {0};
-                if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-                    info.si_pid == pid) {
-                        /* Anything the target left in the runner's process
-                         * group goes with it (killed before the runner is
-                         * reaped, so the group id cannot be reused). */
-                        kill(-pid, SIGKILL);
-                        waitpid(pid, &status, 0);
-                        ended = true;
-                        break;
-                }
-                if (pr > 0 && (p[1].revents & (POLLIN | POLLHUP)) && kill_reason == KILL_NONE &&
-                    worker_command_during_batch(w)) {
-                        kill_reason = KILL_STOP;
-                        kill(pid, SIGKILL);
-                        continue;
-                }
-                int64_t now = clock_now_ms();
-                if (kill_reason != KILL_NONE) {
-                        if (now >= kill_deadline)
-                                kill(pid, SIGKILL);
-                        continue;
-                }
-                /* Memory first: a runner over the RSS limit is out of memory
-                 * however long it took to get there (on a loaded machine the
-                 * worker may wake after the timeout has passed too). */
-                if (w->cfg.rss_limit_mb && now >= next_rss) {
-                        next_rss = now + WORKER_RSS_EVERY_MS;
-                        long rss = worker_rss_mb(pid);
-                        if (rss > (long)w->cfg.rss_limit_mb)
-                                kill_reason = KILL_OOM;
-                }
-                uint64_t count = __atomic_load_n(&h->count, __ATOMIC_RELAXED);
-                if (count != last_count) {
-                        last_count = count;
-                        last_progress = now;
-                } else if (kill_reason == KILL_NONE && h->runner_state == RECORD_RUNNER_RUNNING &&
-                           now - last_progress >= (int64_t)w->cfg.timeout_ms) {
-                        kill_reason = KILL_TIMEOUT;
-                }
-                if (kill_reason == KILL_NONE && h->runner_state == RECORD_RUNNER_REBUILDING &&
-                    now - started >= WORKER_REBUILD_MS)
-                        kill_reason = KILL_TIMEOUT;
-                if (kill_reason != KILL_NONE) {
-                        kill(pid, RUNNER_SIGNAL_DUMP);
-                        kill_deadline = now + WORKER_DUMP_GRACE_MS;
-                }
+        if (n == 1 && c[0] == RUNNER_CTL_DONE && bw->kill_reason == KILL_NONE &&
+            (st == RECORD_RUNNER_DONE || st == RECORD_RUNNER_FULL)) {
+                if (bw->out_fd >= 0 && !worker_drain_output(w, bw->out_fd))
+                        bw->out_fd = -1;
+                bw->done = true;
+                return true;
         }
-        /* out_fd is what the loop polls (-1 once at end of file);
-         * w->run.out_fd stays the descriptor to close. */
-        if (ended)
+        if (n <= 0 && !(n < 0 && errno == EAGAIN))
+                bw->ctl_fd = -1; /* closed: the runner is exiting */
+        else
+                kill(bw->pid, SIGKILL);
+        return false;
+}
+
+/* Reaps the runner if it has ended. True when it has. */
+static bool worker_watch_reaped(BatchWatch *bw)
+{
+        siginfo_t info = {0};
+
+        if (waitid(P_PID, (id_t)bw->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+            info.si_pid != bw->pid)
+                return false;
+        /* Anything the target left in the runner's process group goes with
+         * it (killed before the runner is reaped, so the group id cannot be
+         * reused). */
+        kill(-bw->pid, SIGKILL);
+        waitpid(bw->pid, &bw->status, 0);
+        bw->ended = true;
+        return true;
+}
+
+/* The limits a running runner must keep: progress within --timeout (a
+ * rebuild within WORKER_REBUILD_MS) and --rss-limit-mb. A runner over one
+ * is asked for a stack dump, then killed after WORKER_DUMP_GRACE_MS. */
+static void worker_watch_limits(Worker *w, BatchWatch *bw)
+{
+        const RecordHeader *h = record_header(w->region);
+        int64_t now = clock_now_ms();
+
+        if (bw->kill_reason != KILL_NONE) {
+                if (now >= bw->kill_deadline)
+                        kill(bw->pid, SIGKILL);
+                return;
+        }
+        /* Memory first: a runner over the RSS limit is out of memory
+         * however long it took to get there (on a loaded machine the
+         * worker may wake after the timeout has passed too). */
+        if (w->args.rss_limit_mb && now >= bw->next_rss) {
+                bw->next_rss = now + WORKER_RSS_EVERY_MS;
+                long rss = worker_rss_mb(bw->pid);
+                if (rss > (long)w->args.rss_limit_mb)
+                        bw->kill_reason = KILL_OOM;
+        }
+        uint64_t count = __atomic_load_n(&h->count, __ATOMIC_RELAXED);
+        if (count != bw->last_count) {
+                bw->last_count = count;
+                bw->last_progress = now;
+        } else if (bw->kill_reason == KILL_NONE && h->runner_state == RECORD_RUNNER_RUNNING &&
+                   now - bw->last_progress >= (int64_t)w->args.timeout_ms) {
+                bw->kill_reason = KILL_TIMEOUT;
+        }
+        if (bw->kill_reason == KILL_NONE && h->runner_state == RECORD_RUNNER_REBUILDING &&
+            now - bw->started_ns / 1000000 >= WORKER_REBUILD_MS)
+                bw->kill_reason = KILL_TIMEOUT;
+        if (bw->kill_reason != KILL_NONE) {
+                kill(bw->pid, RUNNER_SIGNAL_DUMP);
+                bw->kill_deadline = now + WORKER_DUMP_GRACE_MS;
+        }
+}
+
+/* One round of the watch: waits up to WORKER_TICK_MS for the runner's end,
+ * a command, its output, its sandbox supervisor or its control socket, and
+ * acts on what came. True when the watch is over: the batch is done and the
+ * runner waits for another, the runner is reaped, or poll failed. */
+static bool worker_watch_step(Worker *w, BatchWatch *bw)
+{
+        struct pollfd p[5] = {
+            {.fd = bw->pidfd, .events = POLLIN},
+            {.fd = w->args.cmd_fd, .events = POLLIN},
+            {.fd = bw->out_fd, .events = POLLIN},
+            {.fd = sandbox_supervisor_fd(bw->sup), .events = POLLIN},
+            {.fd = bw->ctl_fd, .events = POLLIN},
+        };
+        int pr = poll(p, 5, WORKER_TICK_MS);
+        if (pr < 0 && errno != EINTR)
+                return true;
+        if (pr > 0 && (p[2].revents & (POLLIN | POLLHUP)) && !worker_drain_output(w, bw->out_fd))
+                bw->out_fd = -1; /* end of file */
+        if (pr > 0 && p[3].revents)
+                (void)sandbox_supervisor_dispatch(bw->sup, worker_on_sandbox_event, w);
+        if (pr > 0 && p[4].revents && worker_watch_ctl(w, bw))
+                return true;
+        if (worker_watch_reaped(bw))
+                return true;
+        if (pr > 0 && (p[1].revents & (POLLIN | POLLHUP)) && bw->kill_reason == KILL_NONE &&
+            worker_command_during_batch(w)) {
+                bw->kill_reason = KILL_STOP;
+                kill(bw->pid, SIGKILL);
+                return false;
+        }
+        worker_watch_limits(w, bw);
+        return false;
+}
+
+/* After the watch: a reaped runner's leftovers go; a runner that is not
+ * one to keep (a failed poll, a closed output) is ended. */
+static void worker_batch_settle(Worker *w, const BatchWatch *bw)
+{
+        if (bw->ended)
                 worker_runner_gone(w);
-        else if (!done || out_fd < 0)
-                worker_retire_runner(w); /* not one to keep: a failed poll, a closed output */
-        /* A runner that was dying while it waited (killed from outside:
-         * its exit takes a millisecond or more, and its socket and pidfd
-         * say nothing until it is done) never started this batch: no input
-         * of it ran. The batch goes to a fresh runner, once. */
-        if (ended && !forked && !retried && kill_reason == KILL_NONE &&
-            h->runner_state == RECORD_RUNNER_IDLE && h->count == 0) {
-                retried = true;
-                memset(record_death(w->region), 0, sizeof(RecordDeath));
-                goto retry;
-        }
+        else if (!bw->done || bw->out_fd < 0)
+                worker_retire_runner(w);
+}
 
-        double elapsed = (double)(clock_now_ns() - started_ns) / 1e6;
+/* A runner that was dying while it waited (killed from outside: its exit
+ * takes a millisecond or more, and its socket and pidfd say nothing until
+ * it is done) never started this batch: no input of it ran, and the batch
+ * may go to a fresh runner. */
+static bool worker_batch_never_started(Worker *w, const BatchWatch *bw)
+{
+        const RecordHeader *h = record_header(w->region);
+        return bw->ended && !bw->forked && bw->kill_reason == KILL_NONE &&
+               h->runner_state == RECORD_RUNNER_IDLE && h->count == 0;
+}
+
+/* Tells whoever started us how the batch ended: "done", or "died" with the
+ * cause, the symbolized stack, the target's last output and the sandbox.
+ * 0 or a negative errno (-EPERM: the runner could not set up its sandbox,
+ * reported as an error instead). */
+static int worker_report_end(Worker *w, const BatchWatch *bw)
+{
+        const RecordHeader *h = record_header(w->region);
+        double elapsed = (double)(clock_now_ns() - bw->started_ns) / 1e6;
         RecordFinds *finds = record_finds(w->region, &w->layout);
         uint32_t n_finds = __atomic_load_n(&finds->used, __ATOMIC_ACQUIRE);
+        uint32_t state = h->runner_state;
+        int status = bw->status;
+        cJSON *m;
+
         if (n_finds > RECORD_FINDS_SLOTS)
                 n_finds = RECORD_FINDS_SLOTS;
-        uint32_t state = h->runner_state;
-        int clean =
-            kill_reason == KILL_NONE &&
-            (done || (ended && WIFEXITED(status) && WEXITSTATUS(status) == RUNNER_EXIT_DONE)) &&
-            (state == RECORD_RUNNER_DONE || state == RECORD_RUNNER_FULL);
+        bool clean = bw->kill_reason == KILL_NONE &&
+                     (bw->done || (bw->ended && WIFEXITED(status) &&
+                                   WEXITSTATUS(status) == RUNNER_EXIT_DONE)) &&
+                     (state == RECORD_RUNNER_DONE || state == RECORD_RUNNER_FULL);
         if (WIFEXITED(status) && WEXITSTATUS(status) == RUNNER_EXIT_SETUP &&
             state == RECORD_RUNNER_STARTING) {
-                worker_send_error(w, "sandbox", "the runner could not set up its sandbox");
+                worker_send_error(w, PROTO_WHAT_SANDBOX, "the runner could not set up its sandbox");
                 return -EPERM;
         }
-
-        cJSON *m = msg_new(clean ? "done" : "died");
-        if (!m)
-                return -ENOMEM;
-        cJSON_AddNumberToObject(m, "batch_id", (double)h->batch_id);
-        cJSON_AddNumberToObject(m, "count", (double)__atomic_load_n(&h->count, __ATOMIC_RELAXED));
-        cJSON_AddNumberToObject(m, "iters", (double)h->iters);
-        cJSON_AddNumberToObject(m, "finds", n_finds);
-        cJSON_AddNumberToObject(m, "new_features", (double)h->new_features);
-        cJSON_AddNumberToObject(m, "elapsed_ms", elapsed);
-        cJSON_AddBoolToObject(m, "forked", forked);
-        if (clean)
-                cJSON_AddNumberToObject(m, "loop_ms", (double)h->loop_ns / 1e6);
+        ProtoEnd end = {
+            .died = !clean,
+            .batch_id = h->batch_id,
+            .count = __atomic_load_n(&h->count, __ATOMIC_RELAXED),
+            .iters = h->iters,
+            .finds = n_finds,
+            .new_features = h->new_features,
+            .elapsed_ms = elapsed,
+            .forked = bw->forked,
+            .loop_ms = clean ? (double)h->loop_ns / 1e6 : 0,
+            .reason = kill_reason_str(bw->kill_reason),
+            .signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0,
+            .exit_code = !WIFSIGNALED(status) && WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+            .runner_state = state,
+        };
+        int r = proto_end_build(&end, &m);
+        if (r < 0)
+                return r;
         if (!clean) {
-                cJSON_AddStringToObject(m, "reason", kill_reason_str(kill_reason));
-                if (WIFSIGNALED(status)) {
-                        cJSON_AddNumberToObject(m, "signal", WTERMSIG(status));
-                } else if (WIFEXITED(status)) {
-                        cJSON_AddNumberToObject(m, "exit_code", WEXITSTATUS(status));
-                }
-                cJSON_AddNumberToObject(m, "runner_state", state);
                 worker_add_death(w, m, record_death(w->region));
                 worker_add_output(w, m);
                 /* What confined the runner, for crash.json and reproduce. */
                 cJSON_AddItemToObject(m, "sandbox", sandbox_describe(w->sandbox));
         }
-        int r = msg_send(w->evt_fd, m);
+        r = msg_send(w->args.evt_fd, m);
         cJSON_Delete(m);
         return r;
 }
 
-static int worker_parse_args(Worker *w, int argc, char **argv)
+/* Runs one batch: the "fuzz" command @b, or (@b NULL) a rebuild of kind
+ * @rebuild, whose record is already in place. 0 or a negative errno
+ * (-EPIPE: whoever started us is gone). */
+static int worker_run_batch(Worker *w, const ProtoBatch *b, int rebuild)
 {
-        static const struct option opts[] = {
-            {"target", required_argument, NULL, 't'},
-            {"cmd-fd", required_argument, NULL, 'c'},
-            {"evt-fd", required_argument, NULL, 'e'},
-            {"shm-fd", required_argument, NULL, 's'},
-            {"cov-fd", required_argument, NULL, 'v'},
-            {"max-len", required_argument, NULL, 'm'},
-            {"timeout-ms", required_argument, NULL, 'T'},
-            {"rss-limit-mb", required_argument, NULL, 'r'},
-            {"sandbox", required_argument, NULL, 'x'},
-            {"sandbox-policy", required_argument, NULL, 'p'},
-            {"value-profile", required_argument, NULL, 'V'},
-            {"detect-leaks", required_argument, NULL, 'L'},
-            {"runner-lifetime-ms", required_argument, NULL, 'R'},
-            {0},
-        };
-        int c;
-        w->cmd_fd = w->evt_fd = w->shm_fd = w->cov_fd = -1;
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-                switch (c) {
-                case 't':
-                        w->cfg.target = optarg;
+        bool retried = false;
+        BatchWatch bw;
+        int r;
+
+        if (rebuild)
+                worker_begin_rebuild(w);
+        else
+                worker_begin_batch(w, b);
+        bool leak_check = (record_header(w->region)->batch_flags & RECORD_BATCH_LEAK_CHECK) != 0;
+        w->out_len = 0;
+        w->quiet = b && b->quiet;
+        for (;;) {
+                r = worker_batch_start(w, &bw, rebuild, !retried && !rebuild && !b->fresh,
+                                       leak_check);
+                if (r < 0)
+                        return r;
+                while (!worker_watch_step(w, &bw))
+                        ;
+                worker_batch_settle(w, &bw);
+                /* A batch that never started goes to a fresh runner, once. */
+                if (retried || !worker_batch_never_started(w, &bw))
                         break;
-                case 'c':
-                        w->cmd_fd = atoi(optarg);
-                        break;
-                case 'e':
-                        w->evt_fd = atoi(optarg);
-                        break;
-                case 's':
-                        w->shm_fd = atoi(optarg);
-                        break;
-                case 'v':
-                        w->cov_fd = atoi(optarg);
-                        break;
-                case 'm':
-                        w->cfg.max_len = strtoul(optarg, NULL, 10);
-                        break;
-                case 'T':
-                        w->cfg.timeout_ms = (unsigned)strtoul(optarg, NULL, 10);
-                        break;
-                case 'r':
-                        w->cfg.rss_limit_mb = (unsigned)strtoul(optarg, NULL, 10);
-                        break;
-                case 'x':
-                        w->cfg.sandbox = optarg;
-                        if (sandbox_mode_parse(optarg, &w->sandbox_mode) < 0)
-                                return -EINVAL;
-                        break;
-                case 'p':
-                        w->cfg.sandbox_policy = optarg;
-                        break;
-                case 'V':
-                        w->cfg.value_profile = strcmp(optarg, "1") == 0;
-                        break;
-                case 'L':
-                        w->cfg.detect_leaks = strcmp(optarg, "1") == 0;
-                        break;
-                case 'R':
-                        w->cfg.runner_lifetime_ms = (unsigned)strtoul(optarg, NULL, 10);
-                        break;
-                default:
-                        return -EINVAL;
-                }
+                retried = true;
+                memset(record_death(w->region), 0, sizeof(RecordDeath));
         }
-        if (!w->cfg.target || w->cmd_fd < 0 || w->evt_fd < 0 || w->shm_fd < 0 || w->cov_fd < 0 ||
-            record_layout(w->cfg.max_len, &w->layout) < 0)
-                return -EINVAL;
-        if (w->cfg.timeout_ms == 0)
-                w->cfg.timeout_ms = 1000;
+        return worker_report_end(w, &bw);
+}
+
+/* One command between batches. 0 or a negative errno (-EPIPE: whoever
+ * started us is gone; -EPROTO: the command made no sense, and we said so). */
+static int worker_command(Worker *w, const cJSON *m)
+{
+        ProtoBatch b;
+        uint32_t how;
+
+        if (proto_is(m, PROTO_FUZZ)) {
+                if (proto_batch_parse(m, &w->layout, &b) < 0)
+                        goto bad_command;
+                return worker_run_batch(w, &b, 0);
+        }
+        if (proto_is(m, PROTO_REBUILD)) {
+                if (proto_rebuild_parse(m, &how) < 0)
+                        goto bad_command;
+                return worker_run_batch(w, NULL, (int)how);
+        }
+        if (proto_is(m, PROTO_PING)) {
+                worker_send_pong(w);
+                return 0;
+        }
+        if (proto_is(m, PROTO_STOP)) {
+                w->stopping = 1;
+                return 0;
+        }
+        worker_send_error(w, PROTO_WHAT_PROTOCOL, "unknown command");
         return 0;
+
+bad_command:
+        worker_send_error(w, PROTO_WHAT_PROTOCOL, "bad batch parameters");
+        return -EPROTO;
+}
+
+/* Takes commands until told to stop or whoever started us goes. 0, or
+ * -EPROTO (a broken pipe, a malformed message). */
+static int worker_serve(Worker *w)
+{
+        for (;;) {
+                cJSON *m = NULL;
+                int r = msg_recv(&w->reader, &m, -1);
+                if (r < 0)
+                        return r == -EPIPE ? 0 : -EPROTO;
+                if (r == 0)
+                        continue;
+                r = worker_command(w, m);
+                cJSON_Delete(m);
+                if (r == -EPIPE || w->stopping)
+                        return 0;
+        }
+}
+
+/* Maps the shared record and coverage map and creates the sandbox, before
+ * the target is loaded. 0 or a negative errno, after telling whoever
+ * started us. */
+static int worker_setup(Worker *w)
+{
+        char err[512];
+        SandboxMode mode = SANDBOX_STRICT;
+        int r;
+
+        w->region = mmap(NULL, w->layout.region_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+                         w->args.shm_fd, 0);
+        if (w->region == MAP_FAILED) {
+                r = -errno;
+                worker_send_error(w, PROTO_WHAT_INTERNAL, "cannot map the shared record");
+                return r;
+        }
+        r = coverage_shared_map(w->args.cov_fd, &w->coverage);
+        if (r < 0) {
+                worker_send_error(w, PROTO_WHAT_INTERNAL, "cannot map the coverage map");
+                return r;
+        }
+        runner_prepare();
+        if (w->args.sandbox)
+                (void)sandbox_mode_parse(w->args.sandbox, &mode); /* checked by proto_args_parse */
+        SandboxOptions so = {
+            .mode = mode,
+            .policy_json = w->args.sandbox_policy,
+            .memory_limit_mb = w->args.rss_limit_mb,
+            .leak_check = w->args.detect_leaks,
+        };
+        r = sandbox_new_with(&w->sandbox, &so, err, sizeof(err));
+        if (r < 0)
+                worker_send_error(w, PROTO_WHAT_SANDBOX, err);
+        return r;
+}
+
+/* After the target's initialization, which runs with the worker's full
+ * view of the host (files, network): the sandbox is made ready for the
+ * runners. 0 or a negative errno, after telling whoever started us. */
+static int worker_prepare(Worker *w)
+{
+        char err[512];
+
+        w->leaks = w->args.detect_leaks && runner_leaks_prepare();
+        int r = sandbox_prepare(w->sandbox);
+        if (r < 0) {
+                snprintf(err, sizeof(err), "cannot prepare the sandbox: %s", strerror(-r));
+                worker_send_error(w, PROTO_WHAT_SANDBOX, err);
+                return r;
+        }
+        if (w->args.value_profile)
+                cmplog_value_profile_enable();
+        if (w->coverage->counters == 0)
+                w->coverage->counters = coverage_counters();
+        return 0;
+}
+
+static int worker_say_hello(Worker *w)
+{
+        ProtoHello h = {
+            .pid = getpid(),
+            .counters = coverage_counters(),
+            .custom_mutator = w->custom.mutate != NULL,
+            .custom_crossover = w->custom.crossover != NULL,
+            /* Leak checks need LeakSanitizer and a sandbox that lets it work. */
+            .leaks = w->leaks && sandbox_can_check_leaks(w->sandbox),
+        };
+        cJSON *m;
+        int r = proto_hello_build(&h, &m);
+        if (r < 0)
+                return r;
+        cJSON_AddItemToObject(m, "sandbox", sandbox_describe(w->sandbox));
+        r = msg_send(w->args.evt_fd, m);
+        cJSON_Delete(m);
+        return r;
 }
 
 int worker_main(int argc, char **argv)
 {
         Worker w = {0};
+        char err[512];
         int r;
         w.run.pidfd = w.run.out_fd = w.run.ctl_fd = -1;
 
@@ -915,94 +1026,28 @@ int worker_main(int argc, char **argv)
         signal(SIGINT, SIG_IGN);
         signal(SIGPIPE, SIG_IGN);
 
-        if (worker_parse_args(&w, argc, argv) < 0)
-                return WORKER_EXIT_PROTOCOL;
-        msg_reader_init(&w.reader, w.cmd_fd);
-
-        w.region =
-            mmap(NULL, w.layout.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, w.shm_fd, 0);
-        if (w.region == MAP_FAILED) {
-                worker_send_error(&w, "internal", "cannot map the shared record");
-                return WORKER_EXIT_INTERNAL;
+        /* Nobody to tell but stderr: without its arguments the worker
+         * does not know its event pipe. */
+        r = proto_args_parse(argc, argv, 0, &w.args, err, sizeof(err));
+        if (r == 0 && record_layout(w.args.max_len, &w.layout) < 0) {
+                snprintf(err, sizeof(err), "no record layout for --max-len %zu", w.args.max_len);
+                r = -EINVAL;
         }
-        if (coverage_shared_map(w.cov_fd, &w.coverage) < 0) {
-                worker_send_error(&w, "internal", "cannot map the coverage map");
-                return WORKER_EXIT_INTERNAL;
-        }
-        runner_prepare();
-        char err[512];
-        SandboxOptions so = {
-            .mode = w.sandbox_mode,
-            .policy_json = w.cfg.sandbox_policy,
-            .memory_limit_mb = w.cfg.rss_limit_mb,
-            .leak_check = w.cfg.detect_leaks,
-        };
-        r = sandbox_new_with(&w.sandbox, &so, err, sizeof(err));
         if (r < 0) {
-                worker_send_error(&w, "sandbox", err);
-                return WORKER_EXIT_INTERNAL;
+                fprintf(stderr, "snapfuzz: error: __worker: %s\n", err);
+                return WORKER_EXIT_PROTOCOL;
         }
+        if (w.args.timeout_ms == 0)
+                w.args.timeout_ms = 1000;
+        msg_reader_init(&w.reader, w.args.cmd_fd);
 
+        if (worker_setup(&w) < 0)
+                return WORKER_EXIT_INTERNAL;
         if (worker_load(&w) < 0)
                 return WORKER_EXIT_LOAD;
-        w.leaks = w.cfg.detect_leaks && runner_leaks_prepare();
-        /* After the target's initialization, which runs with the worker's
-         * full view of the host (files, network). */
-        r = sandbox_prepare(w.sandbox);
-        if (r < 0) {
-                snprintf(err, sizeof(err), "cannot prepare the sandbox: %s", strerror(-r));
-                worker_send_error(&w, "sandbox", err);
+        if (worker_prepare(&w) < 0)
                 return WORKER_EXIT_INTERNAL;
-        }
-        if (w.cfg.value_profile)
-                cmplog_value_profile_enable();
-
-        if (w.coverage->counters == 0)
-                w.coverage->counters = coverage_counters();
-
-        cJSON *hello = msg_new("hello");
-        if (!hello)
-                return WORKER_EXIT_INTERNAL;
-        cJSON_AddNumberToObject(hello, "pid", getpid());
-        cJSON_AddNumberToObject(hello, "counters", (double)coverage_counters());
-        if (w.custom.mutate)
-                cJSON_AddBoolToObject(hello, "custom_mutator", 1);
-        if (w.custom.crossover)
-                cJSON_AddBoolToObject(hello, "custom_crossover", 1);
-        cJSON_AddItemToObject(hello, "sandbox", sandbox_describe(w.sandbox));
-        /* Leak checks need LeakSanitizer and a sandbox that lets it work. */
-        cJSON_AddBoolToObject(hello, "leaks", w.leaks && sandbox_can_check_leaks(w.sandbox));
-        r = msg_send(w.evt_fd, hello);
-        cJSON_Delete(hello);
-        if (r < 0)
+        if (worker_say_hello(&w) < 0)
                 return WORKER_EXIT_PROTOCOL;
-
-        for (;;) {
-                cJSON *m = NULL;
-                r = msg_recv(&w.reader, &m, -1);
-                if (r < 0)
-                        return r == -EPIPE ? WORKER_EXIT_OK : WORKER_EXIT_PROTOCOL;
-                if (r == 0)
-                        continue;
-                const char *type = msg_str(m, "type", "");
-                if (strcmp(type, "fuzz") == 0 || strcmp(type, "rebuild") == 0) {
-                        r = worker_run_batch(&w, m);
-                        if (r == -EPIPE) {
-                                cJSON_Delete(m);
-                                return WORKER_EXIT_OK;
-                        }
-                } else if (strcmp(type, "ping") == 0) {
-                        cJSON *p = msg_new("pong");
-                        if (p)
-                                (void)msg_send(w.evt_fd, p);
-                        cJSON_Delete(p);
-                } else if (strcmp(type, "stop") == 0) {
-                        w.stopping = 1;
-                } else {
-                        worker_send_error(&w, "protocol", "unknown command");
-                }
-                cJSON_Delete(m);
-                if (w.stopping)
-                        return WORKER_EXIT_OK;
-        }
+        return worker_serve(&w) < 0 ? WORKER_EXIT_PROTOCOL : WORKER_EXIT_OK;
 }

@@ -22,6 +22,7 @@
 #include "core/coverage.h"
 #include "core/msg.h"
 #include "core/sanitizer.h"
+#include "worker/proto.h"
 #include "worker/wproc.h"
 #include "snapfuzz/exitcode.h"
 
@@ -83,9 +84,10 @@ static void describe_exit(int status, char *err, size_t errlen)
                 snprintf(err, errlen, "the worker stopped while starting");
 }
 
-int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
+/* A Wproc with its shared record (a memfd, mapped here) and coverage map,
+ * and no process yet. 0, or a negative errno with @err written. */
+static int wproc_new(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
 {
-        int cmd[2] = {-1, -1}, evt[2] = {-1, -1};
         Wproc *w;
         int r;
 
@@ -102,7 +104,7 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
         w->shm_fd = memfd_create("snapfuzz-record", MFD_CLOEXEC);
         if (w->shm_fd < 0 || ftruncate(w->shm_fd, (off_t)w->layout.region_size) < 0) {
                 r = -errno;
-                snprintf(err, errlen, "cannot create shared memory: %s", strerror(errno));
+                snprintf(err, errlen, "cannot create shared memory: %s", strerror(-r));
                 goto err_free;
         }
         w->region =
@@ -110,7 +112,7 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
         if (w->region == MAP_FAILED) {
                 w->region = NULL;
                 r = -errno;
-                snprintf(err, errlen, "cannot map shared memory: %s", strerror(errno));
+                snprintf(err, errlen, "cannot map shared memory: %s", strerror(-r));
                 goto err_free;
         }
         if (cfg->cov_fd >= 0) {
@@ -124,7 +126,41 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                         goto err_free;
                 }
         }
+        *ret = w;
+        return 0;
+
+err_free:
+        wproc_free(w);
+        return r;
+}
+
+/* The forked child: keeps only the worker's four descriptors, sets the
+ * target's sanitizer environment and becomes the worker. Never returns. */
+static _Noreturn void wproc_child(const WorkerArgs *args, const SanitizerInfo *san,
+                                  const WprocConfig *cfg, const ProtoArgv *argv)
+{
+        int keep[] = {args->cmd_fd, args->evt_fd, args->shm_fd, args->cov_fd};
+        sigset_t none;
+
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        close_inherited(keep, 4);
+        sanitizer_setenv(san, cfg->malloc_limit_mb, args->detect_leaks);
+        execv(cfg->exe ? cfg->exe : "/proc/self/exe", argv->argv);
+        _exit(WORKER_EXIT_INTERNAL);
+}
+
+int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
+{
+        int cmd[2] = {-1, -1}, evt[2] = {-1, -1};
         SanitizerInfo san;
+        ProtoArgv argv;
+        Wproc *w = NULL;
+        int r;
+
+        r = wproc_new(&w, cfg, err, errlen);
+        if (r < 0)
+                return r;
         r = sanitizer_detect(cfg->target, &san, err, errlen);
         if (r < 0) {
                 r = WPROC_ERR_LOAD;
@@ -136,69 +172,38 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
         bool leaks = cfg->detect_leaks && san.asan;
         if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(evt, O_CLOEXEC) < 0) {
                 r = -errno;
-                snprintf(err, errlen, "cannot create pipes: %s", strerror(errno));
+                snprintf(err, errlen, "cannot create pipes: %s", strerror(-r));
                 goto err_pipes;
         }
-
-        char a_cmd[16], a_evt[16], a_shm[16], a_cov[16], a_len[24], a_to[16], a_rss[16], a_life[16];
-        snprintf(a_cmd, sizeof(a_cmd), "%d", cmd[0]);
-        snprintf(a_evt, sizeof(a_evt), "%d", evt[1]);
-        snprintf(a_shm, sizeof(a_shm), "%d", w->shm_fd);
-        snprintf(a_cov, sizeof(a_cov), "%d", w->cov_fd);
-        snprintf(a_len, sizeof(a_len), "%zu", cfg->max_len);
-        snprintf(a_to, sizeof(a_to), "%u", cfg->timeout_ms);
-        snprintf(a_rss, sizeof(a_rss), "%u", cfg->rss_limit_mb);
-        snprintf(a_life, sizeof(a_life), "%u", cfg->runner_lifetime_ms);
-        const char *exe = cfg->exe ? cfg->exe : "/proc/self/exe";
-        char *argv[] = {
-            (char *)"snapfuzz",
-            (char *)"__worker",
-            (char *)"--target",
-            (char *)cfg->target,
-            (char *)"--cmd-fd",
-            a_cmd,
-            (char *)"--evt-fd",
-            a_evt,
-            (char *)"--shm-fd",
-            a_shm,
-            (char *)"--cov-fd",
-            a_cov,
-            (char *)"--max-len",
-            a_len,
-            (char *)"--timeout-ms",
-            a_to,
-            (char *)"--rss-limit-mb",
-            a_rss,
-            (char *)"--sandbox",
-            (char *)(cfg->sandbox ? cfg->sandbox : "strict"),
-            (char *)"--value-profile",
-            (char *)(cfg->value_profile ? "1" : "0"),
-            (char *)"--detect-leaks",
-            (char *)(leaks ? "1" : "0"),
-            (char *)"--runner-lifetime-ms",
-            a_life,
-            /* Last: without a policy its NULL ends the list. */
-            cfg->sandbox_policy ? (char *)"--sandbox-policy" : NULL,
-            (char *)cfg->sandbox_policy,
-            NULL,
+        WorkerArgs args = {
+            .target = cfg->target,
+            .cmd_fd = cmd[0],
+            .evt_fd = evt[1],
+            .shm_fd = w->shm_fd,
+            .cov_fd = w->cov_fd,
+            .max_len = cfg->max_len,
+            .timeout_ms = cfg->timeout_ms,
+            .rss_limit_mb = cfg->rss_limit_mb,
+            .sandbox = cfg->sandbox,
+            .sandbox_policy = cfg->sandbox_policy,
+            .value_profile = cfg->value_profile,
+            .detect_leaks = leaks,
+            .runner_lifetime_ms = cfg->runner_lifetime_ms,
         };
-
+        r = proto_args_build(&args, &argv);
+        if (r < 0) {
+                snprintf(err, errlen, "bad worker settings (sandbox mode %s)",
+                         cfg->sandbox ? cfg->sandbox : "strict");
+                goto err_pipes;
+        }
         w->pid = fork();
         if (w->pid < 0) {
                 r = -errno;
-                snprintf(err, errlen, "cannot fork a worker: %s", strerror(errno));
+                snprintf(err, errlen, "cannot fork a worker: %s", strerror(-r));
                 goto err_pipes;
         }
-        if (w->pid == 0) {
-                int keep[] = {cmd[0], evt[1], w->shm_fd, w->cov_fd};
-                sigset_t none;
-                sigemptyset(&none);
-                sigprocmask(SIG_SETMASK, &none, NULL);
-                close_inherited(keep, 4);
-                sanitizer_setenv(&san, cfg->malloc_limit_mb, leaks);
-                execv(exe, argv);
-                _exit(WORKER_EXIT_INTERNAL);
-        }
+        if (w->pid == 0)
+                wproc_child(&args, &san, cfg, &argv);
         close(cmd[0]);
         close(evt[1]);
         w->cmd_fd = cmd[1];
@@ -221,6 +226,31 @@ err_free:
         return r;
 }
 
+/* The worker's first message: its hello, or the error that stopped it. */
+static int wproc_take_hello(Wproc *w, const cJSON *m, char *err, size_t errlen)
+{
+        ProtoHello hello;
+        const char *what, *message;
+
+        if (proto_is(m, PROTO_HELLO)) {
+                if (proto_hello_parse(m, &hello) < 0) {
+                        snprintf(err, errlen, "the worker's hello is malformed");
+                        return -EPROTO;
+                }
+                w->counters = (size_t)hello.counters;
+                w->leaks = hello.leaks;
+                return 0;
+        }
+        if (proto_error_parse(m, &what, &message) < 0) {
+                snprintf(err, errlen, "the worker failed to start");
+                return -EPROTO;
+        }
+        snprintf(err, errlen, "%s", message);
+        return strcmp(what, PROTO_WHAT_LOAD) == 0 || strcmp(what, PROTO_WHAT_ENTRY) == 0
+                   ? WPROC_ERR_LOAD
+                   : -EPROTO;
+}
+
 int wproc_await_hello(Wproc *w, char *err, size_t errlen)
 {
         cJSON *hello = NULL;
@@ -233,35 +263,26 @@ int wproc_await_hello(Wproc *w, char *err, size_t errlen)
                 if (r == 0) {
                         snprintf(err, errlen, "the target did not finish initializing within %u s",
                                  init_ms / 1000);
-                        r = WPROC_ERR_TIMEOUT;
-                        return r;
+                        return WPROC_ERR_TIMEOUT;
                 }
                 int status = 0;
                 waitpid(w->pid, &status, 0);
                 w->pid = -1;
+                if (WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_PROTOCOL) {
+                        /* Not the target's fault: the worker said why on
+                         * stderr (worker_main). */
+                        snprintf(err, errlen, "the worker rejected its command line");
+                        return -EPROTO;
+                }
                 if (WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_INTERNAL)
                         snprintf(err, errlen, "the worker could not start");
                 else
                         describe_exit(status, err, errlen);
-                r = WPROC_ERR_CRASHED;
-                return r;
+                return WPROC_ERR_CRASHED;
         }
-        const char *type = msg_str(hello, "type", "");
-        if (strcmp(type, "hello") != 0) {
-                snprintf(err, errlen, "%s",
-                         msg_str(hello, "message", "the worker failed to start"));
-                r = strcmp(type, "error") == 0 &&
-                            (strcmp(msg_str(hello, "what", ""), "load") == 0 ||
-                             strcmp(msg_str(hello, "what", ""), "entry") == 0)
-                        ? WPROC_ERR_LOAD
-                        : -EPROTO;
-                cJSON_Delete(hello);
-                return r;
-        }
-        w->counters = (size_t)msg_int(hello, "counters", 0);
-        w->leaks = msg_bool(hello, "leaks", 0);
+        r = wproc_take_hello(w, hello, err, errlen);
         cJSON_Delete(hello);
-        return 0;
+        return r;
 }
 
 int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
@@ -297,7 +318,7 @@ void wproc_free(Wproc *w)
                 return;
         if (w->pid > 0 && !w->exited) {
                 int status;
-                cJSON *stop = msg_new("stop");
+                cJSON *stop = proto_msg_new(PROTO_STOP);
                 if (stop && w->cmd_fd >= 0)
                         (void)msg_send(w->cmd_fd, stop);
                 cJSON_Delete(stop);
@@ -366,8 +387,6 @@ int wproc_send(Wproc *w, const cJSON *m)
 
 int wproc_send_batch(Wproc *w, const WprocBatch *b)
 {
-        char seed[24];
-
         if (b->base_len > w->layout.area_len || b->partner_len > w->layout.area_len ||
             b->table_len > RECORD_TABLE_BYTES || b->cmp_gens > RECORD_CMP_TABLES ||
             (b->cmp_gens && !b->cmp))
@@ -386,48 +405,36 @@ int wproc_send_batch(Wproc *w, const WprocBatch *b)
         if (best->n)
                 memcpy(best->base, b->base_best->base, best->n * sizeof(best->base[0]));
 
-        cJSON *m = msg_new("fuzz");
-        if (!m)
-                return -ENOMEM;
-        snprintf(seed, sizeof(seed), "%llx", (unsigned long long)b->seed);
-        cJSON_AddNumberToObject(m, "batch_id", (double)b->batch_id);
-        cJSON_AddStringToObject(m, "mode", record_mode_name(b->mode));
-        cJSON_AddNumberToObject(m, "iters", (double)b->iters);
-        cJSON_AddStringToObject(m, "seed", seed);
-        cJSON_AddNumberToObject(m, "chain_len", b->chain_len);
-        cJSON_AddNumberToObject(m, "base_len", (double)b->base_len);
-        cJSON_AddNumberToObject(m, "partner_len", (double)b->partner_len);
-        cJSON_AddNumberToObject(m, "table_len", (double)b->table_len);
-        if (b->first > 1)
-                cJSON_AddNumberToObject(m, "first", (double)b->first);
-        if (b->replay)
-                cJSON_AddBoolToObject(m, "replay", 1);
-        if (b->cmp_gens)
-                cJSON_AddNumberToObject(m, "cmp_gens", b->cmp_gens);
-        if (b->len_limit)
-                cJSON_AddNumberToObject(m, "len_limit", b->len_limit);
-        if (b->op_weights) {
-                char hex[2 * MUTATOR_WEIGHTS + 1];
-                for (unsigned i = 0; i < MUTATOR_WEIGHTS; i++)
-                        snprintf(hex + 2 * i, 3, "%02x", b->op_weights[i]);
-                cJSON_AddStringToObject(m, "op_weights", hex);
-        }
-        if (b->quiet)
-                cJSON_AddBoolToObject(m, "quiet", 1);
-        if (b->leak_watch)
-                cJSON_AddBoolToObject(m, "leak_watch", 1);
-        if (b->fresh)
-                cJSON_AddBoolToObject(m, "fresh", 1);
-        if (b->packed)
-                cJSON_AddBoolToObject(m, "packed", 1);
-        if (b->n_reruns) {
-                cJSON *list = cJSON_AddArrayToObject(m, "reruns");
-                for (uint32_t i = 0; list && i < b->n_reruns && i < RECORD_MAX_RERUNS; i++)
-                        cJSON_AddItemToArray(list, cJSON_CreateNumber((double)b->reruns[i]));
-        }
-        if (b->leak_check)
-                cJSON_AddBoolToObject(m, "leak_check", 1);
-        int r = msg_send(w->cmd_fd, m);
+        ProtoBatch pb = {
+            .batch_id = b->batch_id,
+            .mode = b->mode,
+            .iters = b->iters,
+            .seed = b->seed,
+            .chain_len = b->chain_len,
+            .base_len = (uint32_t)b->base_len,
+            .partner_len = (uint32_t)b->partner_len,
+            .table_len = (uint32_t)b->table_len,
+            .first = b->first,
+            .cmp_gens = b->cmp_gens,
+            .len_limit = b->len_limit,
+            .has_weights = b->op_weights != NULL,
+            .n_reruns = b->n_reruns < RECORD_MAX_RERUNS ? b->n_reruns : RECORD_MAX_RERUNS,
+            .replay = b->replay,
+            .leak_watch = b->leak_watch,
+            .leak_check = b->leak_check,
+            .quiet = b->quiet,
+            .fresh = b->fresh,
+            .packed = b->packed,
+        };
+        if (b->op_weights)
+                memcpy(pb.op_weights, b->op_weights, MUTATOR_WEIGHTS);
+        if (pb.n_reruns)
+                memcpy(pb.reruns, b->reruns, pb.n_reruns * sizeof(pb.reruns[0]));
+        cJSON *m;
+        int r = proto_batch_build(&pb, &m);
+        if (r < 0)
+                return r;
+        r = msg_send(w->cmd_fd, m);
         cJSON_Delete(m);
         return r;
 }
@@ -477,24 +484,29 @@ int wproc_exec_leak_check(Wproc *w, const uint8_t *data, size_t len, int quiet, 
         return exec_one(w, data, len, quiet, 1, ret);
 }
 
-/* Waits for the runner's "done" or "died" event. */
+/* Waits for the runner's "done" or "died" event: 0, -EPROTO for a
+ * malformed one, -EIO when the worker reports an error instead. */
 static int wproc_wait_end(Wproc *w, cJSON **ret)
 {
         for (;;) {
                 cJSON *m = NULL;
+                ProtoEnd end;
                 int r = wproc_recv(w, &m, -1);
                 if (r < 0)
                         return r;
-                const char *type = msg_str(m, "type", "");
-                if (strcmp(type, "done") == 0 || strcmp(type, "died") == 0) {
+                if (proto_is(m, PROTO_DONE) || proto_is(m, PROTO_DIED)) {
+                        if (proto_end_parse(m, &end) < 0) {
+                                cJSON_Delete(m);
+                                return -EPROTO;
+                        }
                         *ret = m;
                         return 0;
                 }
-                if (strcmp(type, "error") == 0) {
+                if (proto_is(m, PROTO_ERROR)) {
                         cJSON_Delete(m);
                         return -EIO;
                 }
-                cJSON_Delete(m); /* a stray pong */
+                cJSON_Delete(m); /* a stray pong, or a sandbox event */
         }
 }
 
@@ -510,11 +522,11 @@ int wproc_rebuild(Wproc *w, const void *record, uint32_t how, uint8_t *ret, size
                   cJSON **ret_event)
 {
         memcpy(w->region, record, w->layout.record_size);
-        cJSON *m = msg_new("rebuild");
-        if (!m)
-                return -ENOMEM;
-        cJSON_AddStringToObject(m, "from", how == RECORD_REBUILT_SEED ? "seed" : "slot");
-        int r = msg_send(w->cmd_fd, m);
+        cJSON *m;
+        int r = proto_rebuild_build(how, &m);
+        if (r < 0)
+                return r;
+        r = msg_send(w->cmd_fd, m);
         cJSON_Delete(m);
         if (r < 0)
                 return r;
@@ -524,9 +536,8 @@ int wproc_rebuild(Wproc *w, const void *record, uint32_t how, uint8_t *ret, size
                 return r;
         const RecordFinds *f = record_finds(w->region, &w->layout);
         const RecordFindSlot *s = record_find_slot(w->region, &w->layout, 0);
-        if (strcmp(msg_str(ev, "type", ""), "done") != 0 ||
-            __atomic_load_n(&f->used, __ATOMIC_ACQUIRE) < 1 || s->len > w->layout.max_len ||
-            s->flags != how) {
+        if (!proto_is(ev, PROTO_DONE) || __atomic_load_n(&f->used, __ATOMIC_ACQUIRE) < 1 ||
+            s->len > w->layout.max_len || s->flags != how) {
                 *ret_event = ev;
                 return 1;
         }

@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,13 +39,18 @@ typedef struct WprocConfig {
 
 typedef struct Wproc Wproc;
 
-/* Why a worker could not start (wproc_spawn's negative results). */
-#define WPROC_ERR_LOAD (-1000)    /* the target cannot be loaded / has no entry point */
-#define WPROC_ERR_CRASHED (-1001) /* the target crashed or exited while initializing */
-#define WPROC_ERR_TIMEOUT (-1002) /* initialization did not finish in time */
+/* Why a worker could not start because of its target (the user's to fix,
+ * not snapfuzz's): negative errnos that no other failure of wproc_spawn
+ * returns, so a caller can tell them from a refused resource (-ENOMEM,
+ * -EMFILE, ...) or a broken protocol (-EPROTO), and strerror() still says
+ * something sensible. */
+#define WPROC_ERR_LOAD (-ENOEXEC)      /* the target cannot be loaded / has no entry point */
+#define WPROC_ERR_CRASHED (-ECHILD)    /* the target crashed or exited while initializing */
+#define WPROC_ERR_TIMEOUT (-ETIMEDOUT) /* initialization did not finish in time */
 
-/* Starts a worker and waits for its hello. On failure returns a negative
- * errno or WPROC_ERR_* and writes one line for a person into @err. */
+/* Starts a worker and waits for its hello. Returns 0, or a WPROC_ERR_*, or
+ * another negative errno (-EPROTO: the worker and this end disagree), and
+ * then writes one line for a person into @err. */
 int wproc_spawn(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen);
 
 /* wproc_spawn in two halves, so that many workers load their target at the
@@ -97,7 +103,9 @@ typedef struct WprocBatch {
         int fresh;      /* run it in a runner forked for it, not one that ran others */
 } WprocBatch;
 
-/* Copies the batch's payload into the record and sends the command. */
+/* Copies the batch's payload into the record and sends the command
+ * (worker/proto.h). 0, -EINVAL when the payload does not fit the record's
+ * areas, or msg_send's error. */
 int wproc_send_batch(Wproc *w, const WprocBatch *b);
 int wproc_send(Wproc *w, const cJSON *m);
 
@@ -117,7 +125,9 @@ int wproc_exec_leak_check(Wproc *w, const uint8_t *data, size_t len, int quiet, 
  * "output" (for the minimizer's many trials). */
 int wproc_exec_quiet(Wproc *w, const uint8_t *data, size_t len, cJSON **ret);
 
-/* Runs a batch and waits for its "done" or "died" event. */
+/* Runs a batch and waits for its "done" or "died" event. 0, a send
+ * error, -EPROTO for an event proto_end_parse refuses, -EIO when the
+ * worker reports an error instead, or msg_recv's error. */
 int wproc_run_batch(Wproc *w, const WprocBatch *b, cJSON **ret);
 
 /* Rebuilds the input iteration `count` of @record ran (a replay record of
