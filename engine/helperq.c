@@ -282,9 +282,11 @@ static int helper_died(HelperQueue *q, int err)
                 goto gone;
         }
         if (j)
-                log_warn("the recovery helper (pid %d) %s while it recovered a crash; starting a "
-                         "new one, which recovers it again from its saved record",
-                         (int)old, how);
+                log_warn("the recovery helper (pid %d) %s while it %s; starting a new one, which "
+                         "takes it again from its saved record",
+                         (int)old, how,
+                         j->flags & HELPERQ_LEAK_SUSPECT ? "checked a leak suspect"
+                                                         : "recovered a crash");
         else
                 log_warn("the recovery helper (pid %d) %s; starting a new one", (int)old, how);
         int r = helper_spawn(q);
@@ -434,9 +436,11 @@ void helperq_dispatch(HelperQueue *q)
                 if (j->flags & HELPERQ_LEAK_SUSPECT)
                         cJSON_AddBoolToObject(m, "leak_suspect", 1);
         }
-        if (!m || msg_send(q->cmd_fd, m) < 0) {
+        int r = m ? msg_send(q->cmd_fd, m) : -ENOMEM;
+        if (r < 0 && r != -EPIPE) {
                 /* Without the command the helper would wait forever: it is
-                 * ended, and the job goes round again. */
+                 * ended, and the job goes round again. (-EPIPE: it is gone
+                 * already.) */
                 kill(q->pid, SIGKILL);
         }
         cJSON_Delete(m);

@@ -51,7 +51,8 @@ typedef struct HelperQueue HelperQueue;
 /* A job's flags. */
 #define HELPERQ_LEAK_SUSPECT 1u /* a check, not a crash: it goes first */
 
-/* Creates the queue and starts the helper. 0 or a negative errno, with one
+/* Creates the queue and starts the helper. The caller ignores SIGPIPE (a
+ * helper that died is an EPIPE to handle, as for workers). 0 or a negative errno, with one
  * line for a person logged. */
 int helperq_new(HelperQueue **ret, const HelperQueueConfig *cfg);
 
