@@ -431,6 +431,8 @@ void helperq_dispatch(HelperQueue *q)
         if (m) {
                 cJSON_AddNumberToObject(m, "job", (double)j->id);
                 cJSON_AddNumberToObject(m, "died_at_ms", (double)j->died_at);
+                /* 2 and more: a helper died on this job before. */
+                cJSON_AddNumberToObject(m, "attempt", j->deaths + 1);
                 if (j->died)
                         cJSON_AddItemReferenceToObject(m, "died", j->died);
                 if (j->flags & HELPERQ_LEAK_SUSPECT)

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,11 @@ typedef struct Helper {
         bool minimize_pending;
         Classification minimize_want;
         size_t minimize_len;
+        /* SNAPFUZZ_HELPER_FAULT=after-store (for tests/test_faults.c): the
+         * helper kills itself once the first attempt of a job has stored
+         * its crash, before it answers - the one moment of a job a test
+         * cannot reach from outside. */
+        bool fault_after_store;
 } Helper;
 
 /* Starts the verification worker if it is not running. */
@@ -580,6 +586,31 @@ static void report_add_conditions(Helper *hp, const Job *j, cJSON *report)
         cJSON_AddNumberToObject(times, "death_to_verified_ms", (double)(j->verified - j->died_at));
 }
 
+/* Whether the crash of a job done again (a helper died on it before) is
+ * the one its earlier attempt stored: the same input, from the same
+ * iteration of the same batch, and stored once. Then that attempt's store
+ * is the answer, a new crash as it was then, not a second sighting. */
+static bool job_stored_before(Helper *hp, const Job *j)
+{
+        cJSON *old = NULL;
+        uint8_t *input = NULL;
+        size_t len = 0;
+        char err[256], seed[24];
+        if (msg_int(j->cmd, "attempt", 1) <= 1 ||
+            crashstore_load(hp->cfg->out_dir, j->c.id, &old, &input, &len, err, sizeof(err)) < 0)
+                return false;
+        const cJSON *rec = cJSON_GetObjectItemCaseSensitive(old, "record");
+        snprintf(seed, sizeof(seed), "0x%016" PRIx64, j->h->seed);
+        bool same = msg_int(old, "count", 0) == 1 && len == j->len &&
+                    (len == 0 || memcmp(input, hp->buf, len) == 0) &&
+                    (uint64_t)msg_num(rec, "batch_id", -1) == j->h->batch_id &&
+                    (uint64_t)msg_num(rec, "iteration", -1) == j->h->count &&
+                    strcmp(msg_str(rec, "seed", ""), seed) == 0;
+        cJSON_Delete(old);
+        free(input);
+        return same;
+}
+
 /* Phase 4: the report and the input into OUT/crashes. 0 or a negative
  * errno (the crash is not stored; Job.why says so). A new crash that
  * reproduced alone is minimized once its answer is sent: a state-dependent
@@ -591,7 +622,13 @@ static int job_store(Helper *hp, Job *j)
         CrashFile *files = NULL;
         size_t n_files = 0;
         int r = -ENOMEM;
-        cJSON *report = cJSON_CreateObject();
+        cJSON *report = NULL;
+        if (job_stored_before(hp, j)) {
+                j->is_new = true;
+                r = 0;
+                goto stored;
+        }
+        report = cJSON_CreateObject();
         if (!report)
                 goto out;
         report_add_death(hp, j, report);
@@ -602,6 +639,7 @@ static int job_store(Helper *hp, Job *j)
         report_add_conditions(hp, j, report);
         r = crashstore_put_files(hp->cfg->out_dir, report, hp->buf, j->len, files, n_files,
                                  &j->is_new);
+stored:
         if (r == 0 && j->is_new && j->reproduced && !j->history_first) {
                 hp->minimize_pending = true;
                 hp->minimize_want = j->c;
@@ -661,6 +699,8 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *record)
                 job_symbolize(&j);
                 r = job_store(hp, &j);
         }
+        if (r == 0 && hp->fault_after_store && msg_int(cmd, "attempt", 1) == 1)
+                raise(SIGKILL);
         cJSON *out = job_answer(&j, r, clock_now_ms());
         cJSON_Delete(j.verify);
         cJSON_Delete(j.owned_died);
@@ -669,16 +709,21 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *record)
 
 int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_region)
 {
-        Helper hp = {.cfg = cfg};
+        const char *fault = getenv("SNAPFUZZ_HELPER_FAULT");
+        Helper hp = {.cfg = cfg, .fault_after_store = fault && strcmp(fault, "after-store") == 0};
         MsgReader reader;
         int r;
 
         r = record_layout(cfg->max_len, &hp.layout);
-        if (r < 0)
+        if (r < 0) {
+                log_error("recovery helper: --max-len %zu is out of range", cfg->max_len);
                 return r;
+        }
         hp.buf = malloc(cfg->max_len ? cfg->max_len : 1);
-        if (!hp.buf)
+        if (!hp.buf) {
+                log_error("recovery helper: out of memory for a %zu-byte input", cfg->max_len);
                 return -ENOMEM;
+        }
         msg_reader_init(&reader, cmd_fd);
         for (;;) {
                 cJSON *cmd = NULL;
@@ -713,6 +758,8 @@ int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_r
                                             hp.minimize_len, cfg->minimize_ms);
                 }
         }
+        if (r != -EPIPE)
+                log_error("recovery helper: cannot talk with the coordinator: %s", strerror(-r));
         msg_reader_deinit(&reader);
         wproc_free(hp.verifier);
         free(hp.buf);

@@ -284,6 +284,53 @@ Test(faults, a_helper_killed_while_it_verifies_a_hang_is_replaced_and_the_hang_s
         free(dir);
 }
 
+Test(faults, a_helper_that_dies_after_storing_a_crash_stores_it_once_as_new, .timeout = 300)
+{
+        rng_init();
+        char *dir = sf_tmpdir();
+        uint8_t seed[SEED_LEN];
+        write_seed(dir, seed);
+        char seeds[512], out[512];
+        snprintf(seeds, sizeof(seeds), "%s/seeds", dir);
+        snprintf(out, sizeof(out), "%s/out", dir);
+        const char *args[] = {
+            "run", sf_target("magic6"), seeds, "--out",           out,  "--workers", "1", "--seed",
+            "1",   "--max-total-time",  "200", "--minimize-time", "60", NULL};
+        /* The helper kills itself between the store and the answer. */
+        setenv("SNAPFUZZ_HELPER_FAULT", "after-store", 1);
+        pid_t run = sf_start(dir, args);
+        unsetenv("SNAPFUZZ_HELPER_FAULT");
+        int code = sf_wait(run, 240);
+        char *err = read_text(dir, "stderr");
+        cr_assert_eq(code, 1, "exit 1 (crash found), got %d; stderr:\n%s", code, err);
+        cr_expect_eq(count_of(err, "while it recovered a crash"), 1, "%s", err);
+        cr_expect_null(strstr(err, "seen before"), "the redo is not a second sighting:\n%s", err);
+        cr_expect(strstr(err, "1 crash stored (1 new)"), "%s", err);
+        cr_expect_eq(stat_num(out, "inputs_lost"), 0);
+        cr_expect_eq(stat_num(out, "crashes"), 1);
+        cr_expect_eq(stat_num(out, "unique_crashes"), 1);
+        char *id = sf_only_crash(out);
+        char *count = sf_crash_field(out, id, "count");
+        cr_expect_str_eq(count, "1", "stored once");
+        char path[700];
+        snprintf(path, sizeof(path), "%s/crashes/%s/input", out, id);
+        size_t len;
+        uint8_t *input = sf_read(path, &len);
+        cr_assert_not_null(input);
+        cr_expect_eq(len, SEED_LEN);
+        cr_expect_arr_eq(input, seed, len < SEED_LEN ? len : SEED_LEN, "byte for byte");
+        /* Minimized as a new crash is, by the helper that answered. */
+        snprintf(path, sizeof(path), "%s/crashes/%s/minimized", out, id);
+        struct stat st;
+        cr_expect_eq(stat(path, &st), 0, "no %s", path);
+        expect_reproduces(out, id, "abort");
+        free(input);
+        free(count);
+        free(id);
+        free(err);
+        free(dir);
+}
+
 /* The helper's answers so far, as the run counts them. */
 static double answered(const char *out)
 {
