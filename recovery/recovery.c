@@ -36,6 +36,37 @@ static void add_hex(cJSON *j, const char *key, uint64_t v)
         cJSON_AddStringToObject(j, key, hex);
 }
 
+/* The chain of the record's last iteration: where its PRNG started, the
+ * comparison table it read, the corpus entry it mutated. */
+static void record_json_chain(const void *region, const RecordLayout *l, cJSON *slot)
+{
+        const RecordHeader *h = region;
+        uint64_t chain = (h->count - 1) / h->chain_len;
+        const RecordChainSlot *s = &h->slot[chain & 1];
+        char sha[SHA1_HEX_LEN];
+        if (!slot)
+                return;
+        cJSON_AddNumberToObject(slot, "index", (double)s->chain);
+        cJSON_AddNumberToObject(slot, "step", (double)((h->count - 1) % h->chain_len));
+        add_hex(slot, "rng_state", s->rng.state);
+        add_hex(slot, "rng_inc", s->rng.inc);
+        /* The comparison table the chain's mutations read (0: none); its
+         * entries are in the record. */
+        cJSON_AddNumberToObject(slot, "cmp_gen", (double)s->cmp_gen);
+        /* The corpus entry the chain mutated: its file in OUT/corpus is
+         * named by this hash. */
+        RecordInputs *in = malloc(sizeof(*in));
+        if (in && record_inputs(region, l, in) == 0) {
+                const uint8_t *base, *partner;
+                size_t base_len, partner_len;
+                record_inputs_chain(in, chain, &base, &base_len, &partner, &partner_len);
+                cJSON_AddNumberToObject(slot, "base", (double)(chain % in->bases.n));
+                sha1_hex(base, base_len, sha);
+                cJSON_AddStringToObject(slot, "base_sha1", sha);
+        }
+        free(in);
+}
+
 /* The replay record as it stood at the death, for the report: everything
  * needed to rebuild the input by hand. */
 static cJSON *record_json(const void *region, const RecordLayout *l)
@@ -81,33 +112,8 @@ static cJSON *record_json(const void *region, const RecordLayout *l)
                 for (uint32_t i = 0; list && i < h->n_reruns && i < RECORD_MAX_RERUNS; i++)
                         cJSON_AddItemToArray(list, cJSON_CreateNumber((double)h->reruns[i]));
         }
-        if (h->mode == RECORD_MODE_FUZZ && h->count) {
-                uint64_t chain = (h->count - 1) / h->chain_len;
-                const RecordChainSlot *s = &h->slot[chain & 1];
-                cJSON *slot = cJSON_AddObjectToObject(j, "chain");
-                if (slot) {
-                        cJSON_AddNumberToObject(slot, "index", (double)s->chain);
-                        cJSON_AddNumberToObject(slot, "step",
-                                                (double)((h->count - 1) % h->chain_len));
-                        add_hex(slot, "rng_state", s->rng.state);
-                        add_hex(slot, "rng_inc", s->rng.inc);
-                        /* The comparison table the chain's mutations read
-                         * (0: none); its entries are in the record. */
-                        cJSON_AddNumberToObject(slot, "cmp_gen", (double)s->cmp_gen);
-                        /* The corpus entry the chain mutated: its file in
-                         * OUT/corpus is named by this hash. */
-                        static RecordInputs in;
-                        if (record_inputs(region, l, &in) == 0) {
-                                const uint8_t *base, *partner;
-                                size_t base_len, partner_len;
-                                record_inputs_chain(&in, chain, &base, &base_len, &partner,
-                                                    &partner_len);
-                                cJSON_AddNumberToObject(slot, "base", (double)(chain % in.bases.n));
-                                sha1_hex(base, base_len, sha);
-                                cJSON_AddStringToObject(slot, "base_sha1", sha);
-                        }
-                }
-        }
+        if (h->mode == RECORD_MODE_FUZZ && h->count)
+                record_json_chain(region, l, cJSON_AddObjectToObject(j, "chain"));
         return j;
 }
 
@@ -127,6 +133,9 @@ typedef struct Helper {
          * cannot reach from outside. */
         bool fault_after_store;
 } Helper;
+
+/* helper_rebuild's outcome when there is no input. */
+#define HELPER_NOT_REBUILT 1
 
 /* Starts the verification worker if it is not running. */
 static int helper_start_verifier(Helper *hp)
@@ -305,17 +314,26 @@ static void sequence_free(SequenceFiles *s)
  * whose mutations called the target's custom mutator is replayed where the
  * target is loaded, in a sandboxed runner of the verification worker
  * (wproc_rebuild), and the result is checked against the record's note of
- * what ran. Returns 0, or a negative RecordProblem, with a sentence in @why
- * when the record alone does not say what went wrong. */
+ * what ran. Returns 0, or HELPER_NOT_REBUILT with the record's problem in
+ * @ret_problem and a sentence in @why when the record alone does not say
+ * what went wrong. */
 static int helper_rebuild(Helper *hp, const void *job, size_t *ret_len, uint32_t *ret_how,
-                          char *why, size_t whylen)
+                          RecordProblem *ret_problem, char *why, size_t whylen)
 {
         const RecordHeader *h = job;
-        if (h->mode != RECORD_MODE_FUZZ || !(h->flags & RECORD_F_CUSTOM))
-                return replay_input(job, &hp->layout, hp->buf, ret_len);
-        RecordProblem p = record_validate(job, &hp->layout);
-        if (p != RECORD_OK && p != RECORD_BAD_SLOT)
-                return -(int)p;
+        RecordProblem p;
+        *ret_problem = RECORD_NEEDS_TARGET;
+        if (h->mode != RECORD_MODE_FUZZ || !(h->flags & RECORD_F_CUSTOM)) {
+                /* replay.c's convention: a negative RecordProblem. */
+                int r = replay_input(job, &hp->layout, hp->buf, ret_len);
+                *ret_problem = (RecordProblem)-r;
+                return r < 0 ? HELPER_NOT_REBUILT : 0;
+        }
+        p = record_validate(job, &hp->layout);
+        if (p != RECORD_OK && p != RECORD_BAD_SLOT) {
+                *ret_problem = p;
+                return HELPER_NOT_REBUILT;
+        }
 
         unsigned long long k = (unsigned long long)h->count;
         int r = 0;
@@ -350,7 +368,7 @@ static int helper_rebuild(Helper *hp, const void *job, size_t *ret_len, uint32_t
                 }
                 cJSON_Delete(ev);
                 if (r != 0)
-                        return -(int)RECORD_NEEDS_TARGET;
+                        return HELPER_NOT_REBUILT;
                 /* 1: the record's note says it ran; -1: no note to check
                  * (verification is the only judge then). */
                 match = record_exec_matches(h, h->count, hp->buf, *ret_len);
@@ -366,7 +384,7 @@ static int helper_rebuild(Helper *hp, const void *job, size_t *ret_len, uint32_t
                  "output for the same Data, Size, MaxSize and Seed, as libFuzzer requires; "
                  "nothing was stored rather than a wrong input",
                  k, *ret_len, (unsigned long long)h->exec[h->count & 1].len);
-        return -(int)RECORD_NEEDS_TARGET;
+        return HELPER_NOT_REBUILT;
 }
 
 /* One job as it goes through its phases (helper_job). */
@@ -402,15 +420,16 @@ typedef struct Job {
 /* Phase 1: the input, from the record, into hp->buf. 0 or JOB_LOST. */
 static int job_rebuild(Helper *hp, Job *j)
 {
-        int r = helper_rebuild(hp, j->record, &j->len, &j->rebuilt_how, j->why, sizeof(j->why));
+        RecordProblem p;
+        int r = helper_rebuild(hp, j->record, &j->len, &j->rebuilt_how, &p, j->why, sizeof(j->why));
         j->rebuilt = clock_now_ms();
         if (r == 0)
                 return 0;
         if (!j->why[0])
-                snprintf(j->why, sizeof(j->why), "%s", record_problem_str((RecordProblem)-r));
+                snprintf(j->why, sizeof(j->why), "%s", record_problem_str(p));
         /* Dying before the first input is no crash of the target's (a kill
          * during start-up). */
-        j->no_input = -r == RECORD_NO_INPUT;
+        j->no_input = p == RECORD_NO_INPUT;
         return JOB_LOST;
 }
 
