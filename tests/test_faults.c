@@ -331,10 +331,28 @@ Test(faults, a_helper_that_dies_after_storing_a_crash_stores_it_once_as_new, .ti
         free(dir);
 }
 
-/* The helper's answers so far, as the run counts them. */
-static double answered(const char *out)
+/* Waits until stats.json shows a helper that was started after the
+ * @kills-th kill and that has answered since: crashes + inputs_lost above
+ * what that helper's first snapshot shows. The first job a new helper gets
+ * is the one its predecessor held, so each job dies at most once. False
+ * after @timeout_s. */
+static bool wait_answer_after_kill(const char *out, int kills, int timeout_s)
 {
-        return stat_num(out, "crashes") + stat_num(out, "inputs_lost");
+        int64_t deadline = now_ms() + timeout_s * 1000;
+        double base = -1;
+        while (now_ms() < deadline) {
+                cJSON *j = read_stats(out);
+                double restarts = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "helper_restarts"));
+                double answered = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "crashes")) +
+                                  cJSON_GetNumberValue(cJSON_GetObjectItem(j, "inputs_lost"));
+                cJSON_Delete(j);
+                if (restarts >= kills && base < 0)
+                        base = answered;
+                else if (base >= 0 && answered > base)
+                        return true;
+                usleep(20000);
+        }
+        return false;
 }
 
 Test(faults, a_helper_killed_at_random_moments_loses_nothing, .timeout = 400)
@@ -359,21 +377,18 @@ Test(faults, a_helper_killed_at_random_moments_loses_nothing, .timeout = 400)
                               "--seed",
                               "1",
                               "--max-total-time",
-                              "40",
+                              "300",
                               "--status-every",
                               "1",
                               NULL};
         pid_t run = sf_start(dir, args);
         int kills = 0;
         double execs_at_first_kill = -1;
+        /* The first kill at once, the next ones at random moments of the
+         * work of a helper that has answered since the last one. */
         while (kills < 6) {
-                /* A kill only once the helper has answered since the last
-                 * one: a job is then never killed twice, so none may be
-                 * lost, whatever the moments. */
-                double before = kills ? answered(out) : 0;
-                int64_t deadline = now_ms() + 60000;
-                while (kills && answered(out) <= before && now_ms() < deadline)
-                        usleep(20000);
+                if (kills && !wait_answer_after_kill(out, kills, 120))
+                        break;
                 usleep((useconds_t)(rnd() % 500) * 1000);
                 pid_t h = wait_helper(run, NULL, 30);
                 if (!h)
@@ -383,9 +398,13 @@ Test(faults, a_helper_killed_at_random_moments_loses_nothing, .timeout = 400)
                 if (kills == 1)
                         execs_at_first_kill = stat_num(out, "execs");
         }
+        /* Then Ctrl-C, once the last new helper has answered too. */
+        bool answered = wait_answer_after_kill(out, kills, 120);
+        kill(run, SIGINT);
         int code = sf_wait(run, 240);
         char *err = read_text(dir, "stderr");
         cr_assert_eq(kills, 6, "the run ended after %d kills; stderr:\n%s", kills, err);
+        cr_expect(answered, "the last helper answered; stderr:\n%s", err);
         cr_assert_eq(code, 1, "exit 1 (crash found), got %d; stderr:\n%s", code, err);
         cr_expect_eq(stat_num(out, "inputs_lost"), 0, "stderr:\n%s", err);
         cr_expect_geq(stat_num(out, "helper_restarts"), kills);
