@@ -15,21 +15,25 @@
  *   taken for the wrong attempt.
  *
  * Fork without exec. The helper is a fork of the coordinator that calls
- * recovery_main (or HelperQueueConfig.main), the only other such fork than the fork server's
- * runners (worker/). It is not re-executed (as workers are, through
- * `snapfuzz __worker`) because it needs the run's whole configuration (the
- * sandbox policy's JSON among it) and nothing of the target: the fork gives
- * it that without a command line to keep in step with RecoveryConfig, and
- * app/main.c, which would dispatch a `__helper` command, is not this
- * module's. What the child may touch:
+ * recovery_main (or HelperQueueConfig.main): the only such fork besides the
+ * fork server's runners (worker/). It is not re-executed (as workers are,
+ * through `snapfuzz __worker`) because it needs the run's whole
+ * configuration (the sandbox policy's JSON among it) and nothing of the
+ * target: the fork gives it that without a command line to keep in step
+ * with RecoveryConfig, and app/main.c, which would dispatch a `__helper`
+ * command, is not this module's. What the child may touch:
  * - the two pipe ends passed to it and the job area; every other
  *   descriptor is closed first (close_range), so that no worker's command
- *   pipe, corpus directory or signalfd lives on in the helper;
- * - its own copy of memory: the configuration (HelperQueueConfig), malloc (glibc
- *   takes every arena lock around fork(), so the allocator is consistent in
- *   the child even if the coordinator's corpus writer thread was in it);
- * - nothing that another thread of the coordinator may hold a lock of: the
- *   corpus writer's queue (core/writeq.c) is the coordinator's alone, and
+ *   pipe, corpus directory or signalfd lives on in the helper; the
+ *   workers' records and the coverage map stay mapped, and it never
+ *   touches them;
+ * - its own copy of memory: the configuration (HelperQueueConfig), and
+ *   malloc (glibc takes every arena lock around fork(), so the allocator
+ *   is consistent in the child even if the coordinator's corpus writer
+ *   thread was in it);
+ * - nothing else that another thread of the coordinator may hold a lock
+ *   of: the corpus writer (core/writeq.c, core/fsutil.c) takes no lock but
+ *   its queue's, which the child never touches, and no stdio stream; and
  *   logging is one write(2) with no lock (core/log.c).
  * The first helper is forked before the coordinator starts its writer
  * thread; only a restart forks a multithreaded coordinator, under the rules
@@ -229,7 +233,7 @@ static void job_lose(HelperQueue *q, Job *j, const char *how)
         char why[256];
         cJSON *m = msg_new("lost");
         snprintf(why, sizeof(why),
-                 "the recovery helper died %u times while recovering it (the last one it %s)",
+                 "the recovery helper died %u times while recovering it (the last time, it %s)",
                  j->deaths, how);
         if (m) {
                 cJSON_AddNumberToObject(m, "job", (double)j->id);
@@ -266,6 +270,9 @@ static int helper_died(HelperQueue *q, int err)
 
         /* A protocol error: the helper is alive but cannot be trusted. */
         helper_reap(q, err != -EPIPE, how, sizeof(how));
+        if (err != -EPIPE)
+                snprintf(how, sizeof(how), "could not be read from (%s) and was stopped",
+                         strerror(-err));
         q->deaths_in_a_row++;
         Job *j = q->inflight;
         q->inflight = NULL;

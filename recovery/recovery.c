@@ -127,11 +127,12 @@ typedef struct Helper {
         bool minimize_pending;
         Classification minimize_want;
         size_t minimize_len;
-        /* SNAPFUZZ_HELPER_FAULT=after-store (for tests/test_faults.c): the
-         * helper kills itself once the first attempt of a job has stored
-         * its crash, before it answers - the one moment of a job a test
-         * cannot reach from outside. */
-        bool fault_after_store;
+        /* SNAPFUZZ_HELPER_FAULT (for tests/test_faults.c): the helper
+         * kills itself, "after-store": once the first attempt of a job has
+         * stored its crash, before it answers (the one moment of a job a
+         * test cannot reach from outside); "on-recover": as each job
+         * starts (a job no helper survives). */
+        bool fault_after_store, fault_on_recover;
 } Helper;
 
 /* helper_rebuild's outcome when there is no input. */
@@ -706,6 +707,8 @@ static cJSON *job_answer(const Job *j, int r, int64_t stored)
 static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *record)
 {
         Job j = {.cmd = cmd, .record = record, .h = record, .started = clock_now_ms()};
+        if (hp->fault_on_recover)
+                raise(SIGKILL);
         j.died = cJSON_GetObjectItemCaseSensitive(cmd, "died");
         j.died_at = msg_int(cmd, "died_at_ms", j.started);
         classify_death(j.died, &j.c);
@@ -729,7 +732,9 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *record)
 int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_region)
 {
         const char *fault = getenv("SNAPFUZZ_HELPER_FAULT");
-        Helper hp = {.cfg = cfg, .fault_after_store = fault && strcmp(fault, "after-store") == 0};
+        Helper hp = {.cfg = cfg,
+                     .fault_after_store = fault && strcmp(fault, "after-store") == 0,
+                     .fault_on_recover = fault && strcmp(fault, "on-recover") == 0};
         MsgReader reader;
         int r;
 

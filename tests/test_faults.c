@@ -331,6 +331,36 @@ Test(faults, a_helper_that_dies_after_storing_a_crash_stores_it_once_as_new, .ti
         free(dir);
 }
 
+Test(faults, a_crash_no_helper_survives_is_counted_lost_once_and_the_run_exits_1, .timeout = 300)
+{
+        rng_init();
+        char *dir = sf_tmpdir();
+        uint8_t seed[SEED_LEN];
+        write_seed(dir, seed);
+        char seeds[512], out[512];
+        snprintf(seeds, sizeof(seeds), "%s/seeds", dir);
+        snprintf(out, sizeof(out), "%s/out", dir);
+        const char *args[] = {"run", sf_target("magic6"), seeds, "--out",
+                              out,   "--workers",         "1",   "--seed",
+                              "1",   "--max-total-time",  "200", NULL};
+        /* Every helper kills itself as a job starts. */
+        setenv("SNAPFUZZ_HELPER_FAULT", "on-recover", 1);
+        pid_t run = sf_start(dir, args);
+        unsetenv("SNAPFUZZ_HELPER_FAULT");
+        int code = sf_wait(run, 240);
+        char *err = read_text(dir, "stderr");
+        cr_assert_eq(code, 1, "a crash was found, even if lost: exit 1, got %d; stderr:\n%s", code,
+                     err);
+        cr_expect_eq(stat_num(out, "inputs_lost"), 1, "stderr:\n%s", err);
+        cr_expect_eq(stat_num(out, "crashes"), 0);
+        cr_expect_eq(stat_num(out, "helper_restarts"), 3);
+        cr_expect_eq(count_of(err, "died 3 times while recovering it"), 1, "one line:\n%s", err);
+        cr_expect(strstr(err, "1 crash could not be rebuilt"), "%s", err);
+        cr_expect_null(strstr(err, "no crash found"), "%s", err);
+        free(err);
+        free(dir);
+}
+
 /* Waits until stats.json shows a helper that was started after the
  * @kills-th kill and that has answered since: crashes + inputs_lost above
  * what that helper's first snapshot shows. The first job a new helper gets
