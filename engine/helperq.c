@@ -358,7 +358,7 @@ err_free:
 
 void helperq_stop(HelperQueue *q)
 {
-        if (q->pid <= 0)
+        if (!q || q->pid <= 0)
                 return;
         /* End of its commands: it finishes what it does and exits. */
         close(q->cmd_fd);
@@ -421,7 +421,7 @@ int helperq_put(HelperQueue *q, const void *record, const cJSON *died, int64_t d
 
 void helperq_dispatch(HelperQueue *q)
 {
-        if (q->inflight || !q->head || q->pid <= 0)
+        if (!q || q->inflight || !q->head || q->pid <= 0)
                 return;
         Job *j = q->head;
         q->head = j->next;
@@ -468,7 +468,7 @@ void helperq_prepare(HelperQueue *q)
 
 int helperq_fd(const HelperQueue *q)
 {
-        return q->pid > 0 ? q->evt_fd : -1;
+        return q && q->pid > 0 ? q->evt_fd : -1;
 }
 
 /* Whether @m ends the job in flight; then the job is done, and @m says
@@ -544,17 +544,19 @@ unsigned helperq_abandon(HelperQueue *q)
 
 unsigned helperq_waiting(const HelperQueue *q)
 {
-        return q->n_waiting;
+        return q ? q->n_waiting : 0;
 }
 
 unsigned helperq_pending(const HelperQueue *q)
 {
+        if (!q)
+                return 0;
         return q->n_waiting + (q->inflight != NULL) + (unsigned)cJSON_GetArraySize(q->outbox);
 }
 
 pid_t helperq_pid(const HelperQueue *q)
 {
-        return q->pid;
+        return q ? q->pid : 0;
 }
 
 void helperq_add_stats(const HelperQueue *q, cJSON *stats)

@@ -46,6 +46,9 @@ typedef struct HelperQueueConfig {
         unsigned job_deaths;
 } HelperQueueConfig;
 
+/* helperq_stop, _dispatch, _fd, _waiting, _pending, _pid and _add_stats
+ * take NULL (a run that ended before its helper started): no helper, no
+ * jobs. */
 typedef struct HelperQueue HelperQueue;
 
 /* A job's flags. */
