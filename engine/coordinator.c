@@ -22,9 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/personality.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -36,6 +34,7 @@
 #include "engine/coordinator.h"
 #include "engine/corpusw.h"
 #include "engine/dicts.h"
+#include "engine/helperq.h"
 #include "engine/sandboxlog.h"
 #include "engine/schedule.h"
 #include "core/corpus.h"
@@ -49,7 +48,6 @@
 #include "worker/proto.h"
 #include "core/writeq.h"
 #include "recovery/classify.h"
-#include "recovery/recovery.h"
 #include "snapfuzz/exitcode.h"
 #include "snapfuzz/record.h"
 
@@ -77,14 +75,6 @@ typedef struct Slot {
 #define COORD_BACKLOG 8
 #define COORD_DEATH_KEYS 4096
 
-typedef struct Job {
-        uint8_t *record;
-        cJSON *died;
-        bool leak_suspect; /* not a crash until the helper confirms it */
-        int64_t died_at;
-        struct Job *next;
-} Job;
-
 typedef struct Coordinator {
         SfRunConfig *cfg;
         RecordLayout layout;
@@ -96,13 +86,7 @@ typedef struct Coordinator {
         int cov_fd;
         CoverageShared *cov;
 
-        pid_t helper_pid;
-        int helper_cmd, helper_evt;
-        MsgReader helper_reader;
-        void *job_region;
-        Job *queue_head, *queue_tail;
-        bool helper_busy;
-        uint64_t jobs_sent;
+        HelperQueue *helperq; /* the recovery helper and its jobs */
 
         int sigfd;
         /* The seeds read at start, until the schedule takes them. */
@@ -123,7 +107,7 @@ typedef struct Coordinator {
         /* Deaths by stack (kind and the exact module offsets of its frames),
          * for the backlog rule: an open-addressing set of hashes. */
         uint64_t death_keys[COORD_DEATH_KEYS];
-        unsigned n_death_keys, queued;
+        unsigned n_death_keys;
         uint64_t duplicates_skipped;
         int crash_pending;
         /* Leak suspects (runner.c): confirmed or dismissed by the helper.
@@ -237,6 +221,7 @@ static int write_stats(Coordinator *c, const char *status)
         sandboxlog_add_stats(c->sandbox_log, j);
         if (c->corpus_w)
                 corpusw_add_stats(c->corpus_w, j);
+        helperq_add_stats(c->helperq, j);
         char *s = cJSON_Print(j);
         cJSON_Delete(j);
         if (!s)
@@ -272,36 +257,10 @@ static void print_status(Coordinator *c, const char *prefix)
 
 static int helper_start(Coordinator *c)
 {
-        int cmd[2], evt[2];
-        int fd = memfd_create("snapfuzz-job", MFD_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        if (ftruncate(fd, (off_t)c->layout.record_size) < 0)
-                goto err_fd;
-        c->job_region =
-            mmap(NULL, c->layout.record_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (c->job_region == MAP_FAILED)
-                goto err_fd;
-        close(fd);
-        if (pipe2(cmd, O_CLOEXEC) < 0)
-                return -errno;
-        if (pipe2(evt, O_CLOEXEC) < 0)
-                return -errno;
-        c->helper_pid = fork();
-        if (c->helper_pid < 0)
-                return -errno;
-        if (c->helper_pid == 0) {
-                sigset_t none;
-                sigemptyset(&none);
-                sigprocmask(SIG_SETMASK, &none, NULL);
-                signal(SIGINT, SIG_IGN);
-                signal(SIGPIPE, SIG_IGN);
-                prctl(PR_SET_PDEATHSIG, SIGKILL);
-                close(cmd[1]);
-                close(evt[0]);
-                if (c->sigfd >= 0)
-                        close(c->sigfd);
-                RecoveryConfig rc = {
+        HelperQueueConfig hc = {
+            .record_size = c->layout.record_size,
+            .recovery =
+                {
                     .target = c->cfg->target_abs,
                     .out_dir = c->cfg->out_dir,
                     .max_len = c->layout.max_len,
@@ -312,58 +271,15 @@ static int helper_start(Coordinator *c)
                     .minimize_ms = c->cfg->minimize_ms,
                     .sandbox_policy = c->cfg->sandbox_policy,
                     .detect_leaks = c->cfg->detect_leaks,
-                };
-                int r = recovery_main(&rc, cmd[0], evt[1], c->job_region);
-                _exit(r < 0 ? SF_EXIT_INTERNAL : 0);
-        }
-        close(cmd[0]);
-        close(evt[1]);
-        c->helper_cmd = cmd[1];
-        c->helper_evt = evt[0];
-        msg_reader_init(&c->helper_reader, c->helper_evt);
-        return 0;
-err_fd:
-        close(fd);
-        return -errno;
-}
-
-static void helper_dispatch(Coordinator *c)
-{
-        if (c->helper_busy || !c->queue_head)
-                return;
-        Job *j = c->queue_head;
-        c->queue_head = j->next;
-        if (c->queued > 0)
-                c->queued--;
-        if (!c->queue_head)
-                c->queue_tail = NULL;
-        memcpy(c->job_region, j->record, c->layout.record_size);
-        cJSON *m = msg_new("recover");
-        if (m) {
-                cJSON_AddNumberToObject(m, "job", (double)++c->jobs_sent);
-                cJSON_AddNumberToObject(m, "died_at_ms", (double)j->died_at);
-                cJSON_AddItemToObject(m, "died", j->died);
-                j->died = NULL;
-                if (j->leak_suspect)
-                        cJSON_AddBoolToObject(m, "leak_suspect", 1);
-                if (msg_send(c->helper_cmd, m) == 0)
-                        c->helper_busy = true;
-                else {
-                        log_error("the recovery helper is gone; a crash could not be stored");
-                        c->internal_error = true;
-                }
-                cJSON_Delete(m);
-        }
-        cJSON_Delete(j->died);
-        free(j->record);
-        free(j);
+                },
+        };
+        return helperq_new(&c->helperq, &hc);
 }
 
 static void helper_event(Coordinator *c, cJSON *m)
 {
         const char *type = msg_str(m, "type", "");
         bool suspect = msg_bool(m, "leak_suspect", 0);
-        c->helper_busy = false;
         if (!suspect && c->crash_pending > 0)
                 c->crash_pending--;
         if (suspect && c->leak_pending > 0)
@@ -416,6 +332,31 @@ static void helper_event(Coordinator *c, cJSON *m)
                 /* A crash happened all the same: a CI run must not pass. */
                 if (!c->cfg->keep_going && !msg_bool(m, "no_input", 0))
                         c->stopping = true;
+        }
+}
+
+/* The helper's answers. When it cannot be kept running, the crashes still
+ * queued are counted lost and the run stops. */
+static void helper_collect(Coordinator *c)
+{
+        for (;;) {
+                cJSON *m = NULL;
+                int t = helperq_read(c->helperq, &m);
+                if (t == -ECHILD) {
+                        unsigned n = helperq_abandon(c->helperq);
+                        c->lost += n;
+                        c->crash_pending = 0;
+                        c->leak_pending = 0;
+                        if (n)
+                                log_error("%u crash%s queued for recovery %s lost", n,
+                                          n == 1 ? "" : "es", n == 1 ? "is" : "are");
+                        c->internal_error = true;
+                        c->stopping = true;
+                }
+                if (t <= 0)
+                        break;
+                helper_event(c, m);
+                cJSON_Delete(m);
         }
 }
 
@@ -513,39 +454,30 @@ static void take_finds(Coordinator *c, Slot *s)
                 (void)dicts_take_tokens(c->dicts, region, &c->layout);
 }
 
+/* The dead runner's record is copied now, before its worker gets another
+ * batch (helperq_put). */
 static void queue_death(Coordinator *c, Slot *s, cJSON *died, bool leak_suspect)
 {
-        Job *j = calloc(1, sizeof(*j));
-        if (!j || !(j->record = malloc(c->layout.record_size))) {
-                free(j);
-                log_error("out of memory: a crash could not be queued for recovery");
+        int r = helperq_put(c->helperq, wproc_region(s->w), died, clock_now_ms(),
+                            leak_suspect ? HELPERQ_LEAK_SUSPECT : 0);
+        if (leak_suspect)
+                c->leak_suspects++;
+        else
+                c->deaths++;
+        if (r < 0 && leak_suspect)
+                return; /* a check not made: nothing is lost */
+        if (r < 0) {
+                c->lost++;
+                log_error("a crash's input is lost: %s",
+                          r == -ECHILD ? "the recovery helper is not running"
+                                       : "out of memory to queue it for recovery");
                 c->internal_error = true;
                 return;
         }
-        memcpy(j->record, wproc_region(s->w), c->layout.record_size);
-        j->died = cJSON_Duplicate(died, 1);
-        j->died_at = clock_now_ms();
-        j->leak_suspect = leak_suspect;
-        if (leak_suspect && c->queue_head) {
-                /* A check is quick, and watching for leaks waits for it:
-                 * it goes before the crashes waiting for recovery. */
-                j->next = c->queue_head;
-                c->queue_head = j;
-        } else {
-                if (c->queue_tail)
-                        c->queue_tail->next = j;
-                else
-                        c->queue_head = j;
-                c->queue_tail = j;
-        }
-        c->queued++;
-        if (leak_suspect) {
-                c->leak_suspects++;
+        if (leak_suspect)
                 c->leak_pending++;
-                return;
-        }
-        c->deaths++;
-        c->crash_pending++;
+        else
+                c->crash_pending++;
 }
 
 /* A death's stack as a key: its kind and the module and offset of every
@@ -653,7 +585,7 @@ static void take_death(Coordinator *c, Slot *s, cJSON *m)
         }
         bool keyed = death_key(m, &cl, &key);
         bool seen = keyed && death_key_seen(c, key);
-        if (seen && c->queued >= COORD_BACKLOG) {
+        if (seen && helperq_waiting(c->helperq) >= COORD_BACKLOG) {
                 c->deaths++;
                 c->duplicates_skipped++;
                 return;
@@ -868,7 +800,7 @@ static void loop_once(Coordinator *c)
 
         pfd[n] = (struct pollfd){.fd = c->sigfd, .events = POLLIN};
         owner[n++] = NULL;
-        pfd[n] = (struct pollfd){.fd = c->helper_evt, .events = POLLIN};
+        pfd[n] = (struct pollfd){.fd = helperq_fd(c->helperq), .events = POLLIN};
         owner[n++] = NULL;
         for (unsigned i = 0; i < c->n_slots && n < 2 + 256; i++) {
                 if (!c->slots[i].alive)
@@ -881,26 +813,8 @@ static void loop_once(Coordinator *c)
                 return;
         if (pfd[0].revents)
                 handle_signal(c);
-        if (pfd[1].revents) {
-                for (;;) {
-                        cJSON *m = NULL;
-                        int t = msg_read(&c->helper_reader, &m);
-                        if (t <= 0) {
-                                if (t < 0) {
-                                        log_error("the recovery helper stopped unexpectedly");
-                                        c->internal_error = true;
-                                        c->stopping = true;
-                                        c->helper_busy = false;
-                                        c->helper_evt = -1;
-                                }
-                                break;
-                        }
-                        helper_event(c, m);
-                        cJSON_Delete(m);
-                        if (c->helper_reader.len == 0)
-                                break;
-                }
-        }
+        if (pfd[1].revents)
+                helper_collect(c);
         for (nfds_t i = 2; i < n; i++) {
                 if (!pfd[i].revents)
                         continue;
@@ -1173,17 +1087,13 @@ static void shutdown_all(Coordinator *c)
                         loop_once(c);
         }
         /* Every queued crash is recovered and stored before we exit. */
-        while ((c->helper_busy || c->queue_head) && c->helper_evt >= 0) {
-                helper_dispatch(c);
+        while (helperq_pending(c->helperq) > 0 && helperq_fd(c->helperq) >= 0) {
+                helperq_dispatch(c->helperq);
                 loop_once(c);
         }
         for (unsigned i = 0; i < c->n_slots; i++)
                 wproc_free(c->slots[i].w);
-        if (c->helper_pid > 0) {
-                close(c->helper_cmd);
-                int st;
-                waitpid(c->helper_pid, &st, 0);
-        }
+        helperq_stop(c->helperq);
 }
 
 /* Everything a run needs before any process starts: the dictionaries (a
@@ -1308,12 +1218,8 @@ static int coordinator_start(Coordinator *c)
                 log_info("dictionary: %zu tokens from %s, %zu from %s/" DICTS_AUTO_FILE,
                          dicts_user_count(c->dicts), cfg->dict_path ? cfg->dict_path : "--dict",
                          dicts_auto_count(c->dicts), cfg->out_dir);
-        cJSON *prepare = msg_new("prepare");
-        if (prepare)
-                (void)msg_send(c->helper_cmd, prepare);
-        cJSON_Delete(prepare);
+        helperq_prepare(c->helperq);
         c->last_status_ms = clock_now_ms();
-        fcntl(c->helper_evt, F_SETFL, O_NONBLOCK);
         return 0;
 }
 
@@ -1389,13 +1295,13 @@ static void coordinator_deinit(Coordinator *c)
                 close(c->outdir_fd);
         if (c->lock_fd >= 0)
                 close(c->lock_fd);
+        helperq_free(c->helperq);
 }
 
 int coordinator_run(SfRunConfig *cfg)
 {
         Coordinator c = {.cfg = cfg,
                          .sigfd = -1,
-                         .helper_evt = -1,
                          .outdir_fd = -1,
                          .cov_fd = -1,
                          .lock_fd = -1,
@@ -1406,7 +1312,7 @@ int coordinator_run(SfRunConfig *cfg)
                 r = coordinator_start(&c);
         while (r == 0 && !c.stopping) {
                 dispatch(&c);
-                helper_dispatch(&c);
+                helperq_dispatch(c.helperq);
                 loop_once(&c);
                 check_limits(&c);
                 check_stuck(&c);

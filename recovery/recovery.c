@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,37 @@ static void add_hex(cJSON *j, const char *key, uint64_t v)
         char hex[24];
         snprintf(hex, sizeof(hex), "0x%016" PRIx64, v);
         cJSON_AddStringToObject(j, key, hex);
+}
+
+/* The chain of the record's last iteration: where its PRNG started, the
+ * comparison table it read, the corpus entry it mutated. */
+static void record_json_chain(const void *region, const RecordLayout *l, cJSON *slot)
+{
+        const RecordHeader *h = region;
+        uint64_t chain = (h->count - 1) / h->chain_len;
+        const RecordChainSlot *s = &h->slot[chain & 1];
+        char sha[SHA1_HEX_LEN];
+        if (!slot)
+                return;
+        cJSON_AddNumberToObject(slot, "index", (double)s->chain);
+        cJSON_AddNumberToObject(slot, "step", (double)((h->count - 1) % h->chain_len));
+        add_hex(slot, "rng_state", s->rng.state);
+        add_hex(slot, "rng_inc", s->rng.inc);
+        /* The comparison table the chain's mutations read (0: none); its
+         * entries are in the record. */
+        cJSON_AddNumberToObject(slot, "cmp_gen", (double)s->cmp_gen);
+        /* The corpus entry the chain mutated: its file in OUT/corpus is
+         * named by this hash. */
+        RecordInputs *in = malloc(sizeof(*in));
+        if (in && record_inputs(region, l, in) == 0) {
+                const uint8_t *base, *partner;
+                size_t base_len, partner_len;
+                record_inputs_chain(in, chain, &base, &base_len, &partner, &partner_len);
+                cJSON_AddNumberToObject(slot, "base", (double)(chain % in->bases.n));
+                sha1_hex(base, base_len, sha);
+                cJSON_AddStringToObject(slot, "base_sha1", sha);
+        }
+        free(in);
 }
 
 /* The replay record as it stood at the death, for the report: everything
@@ -81,33 +113,8 @@ static cJSON *record_json(const void *region, const RecordLayout *l)
                 for (uint32_t i = 0; list && i < h->n_reruns && i < RECORD_MAX_RERUNS; i++)
                         cJSON_AddItemToArray(list, cJSON_CreateNumber((double)h->reruns[i]));
         }
-        if (h->mode == RECORD_MODE_FUZZ && h->count) {
-                uint64_t chain = (h->count - 1) / h->chain_len;
-                const RecordChainSlot *s = &h->slot[chain & 1];
-                cJSON *slot = cJSON_AddObjectToObject(j, "chain");
-                if (slot) {
-                        cJSON_AddNumberToObject(slot, "index", (double)s->chain);
-                        cJSON_AddNumberToObject(slot, "step",
-                                                (double)((h->count - 1) % h->chain_len));
-                        add_hex(slot, "rng_state", s->rng.state);
-                        add_hex(slot, "rng_inc", s->rng.inc);
-                        /* The comparison table the chain's mutations read
-                         * (0: none); its entries are in the record. */
-                        cJSON_AddNumberToObject(slot, "cmp_gen", (double)s->cmp_gen);
-                        /* The corpus entry the chain mutated: its file in
-                         * OUT/corpus is named by this hash. */
-                        static RecordInputs in;
-                        if (record_inputs(region, l, &in) == 0) {
-                                const uint8_t *base, *partner;
-                                size_t base_len, partner_len;
-                                record_inputs_chain(&in, chain, &base, &base_len, &partner,
-                                                    &partner_len);
-                                cJSON_AddNumberToObject(slot, "base", (double)(chain % in.bases.n));
-                                sha1_hex(base, base_len, sha);
-                                cJSON_AddStringToObject(slot, "base_sha1", sha);
-                        }
-                }
-        }
+        if (h->mode == RECORD_MODE_FUZZ && h->count)
+                record_json_chain(region, l, cJSON_AddObjectToObject(j, "chain"));
         return j;
 }
 
@@ -121,7 +128,16 @@ typedef struct Helper {
         bool minimize_pending;
         Classification minimize_want;
         size_t minimize_len;
+        /* SNAPFUZZ_HELPER_FAULT (for tests/test_faults.c): the helper
+         * kills itself, "after-store": once the first attempt of a job has
+         * stored its crash, before it answers (the one moment of a job a
+         * test cannot reach from outside); "on-recover": as each job
+         * starts (a job no helper survives). */
+        bool fault_after_store, fault_on_recover;
 } Helper;
+
+/* helper_rebuild's outcome when there is no input. */
+#define HELPER_NOT_REBUILT 1
 
 /* Starts the verification worker if it is not running. */
 static int helper_start_verifier(Helper *hp)
@@ -299,17 +315,26 @@ static void sequence_free(SequenceFiles *s)
  * whose mutations called the target's custom mutator is replayed where the
  * target is loaded, in a sandboxed runner of the verification worker
  * (wproc_rebuild), and the result is checked against the record's note of
- * what ran. Returns 0, or a negative RecordProblem, with a sentence in @why
- * when the record alone does not say what went wrong. */
+ * what ran. Returns 0, or HELPER_NOT_REBUILT with the record's problem in
+ * @ret_problem and a sentence in @why when the record alone does not say
+ * what went wrong. */
 static int helper_rebuild(Helper *hp, const void *job, size_t *ret_len, uint32_t *ret_how,
-                          char *why, size_t whylen)
+                          RecordProblem *ret_problem, char *why, size_t whylen)
 {
         const RecordHeader *h = job;
-        if (h->mode != RECORD_MODE_FUZZ || !(h->flags & RECORD_F_CUSTOM))
-                return replay_input(job, &hp->layout, hp->buf, ret_len);
-        RecordProblem p = record_validate(job, &hp->layout);
-        if (p != RECORD_OK && p != RECORD_BAD_SLOT)
-                return -(int)p;
+        RecordProblem p;
+        *ret_problem = RECORD_NEEDS_TARGET;
+        if (h->mode != RECORD_MODE_FUZZ || !(h->flags & RECORD_F_CUSTOM)) {
+                /* replay.c's convention: a negative RecordProblem. */
+                int r = replay_input(job, &hp->layout, hp->buf, ret_len);
+                *ret_problem = (RecordProblem)-r;
+                return r < 0 ? HELPER_NOT_REBUILT : 0;
+        }
+        p = record_validate(job, &hp->layout);
+        if (p != RECORD_OK && p != RECORD_BAD_SLOT) {
+                *ret_problem = p;
+                return HELPER_NOT_REBUILT;
+        }
 
         unsigned long long k = (unsigned long long)h->count;
         int r = 0;
@@ -344,7 +369,7 @@ static int helper_rebuild(Helper *hp, const void *job, size_t *ret_len, uint32_t
                 }
                 cJSON_Delete(ev);
                 if (r != 0)
-                        return -(int)RECORD_NEEDS_TARGET;
+                        return HELPER_NOT_REBUILT;
                 /* 1: the record's note says it ran; -1: no note to check
                  * (verification is the only judge then). */
                 match = record_exec_matches(h, h->count, hp->buf, *ret_len);
@@ -360,111 +385,121 @@ static int helper_rebuild(Helper *hp, const void *job, size_t *ret_len, uint32_t
                  "output for the same Data, Size, MaxSize and Seed, as libFuzzer requires; "
                  "nothing was stored rather than a wrong input",
                  k, *ret_len, (unsigned long long)h->exec[h->count & 1].len);
-        return -(int)RECORD_NEEDS_TARGET;
+        return HELPER_NOT_REBUILT;
 }
 
-static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
+/* One job as it goes through its phases (helper_job). */
+typedef struct Job {
+        const cJSON *cmd;
+        const void *record; /* the dead runner's record, in the shared job area */
+        const RecordHeader *h;
+        cJSON *died; /* the worker's event; for a confirmed leak, the check's */
+        int64_t died_at, started, rebuilt, verified, symbolized;
+        size_t len;           /* of the rebuilt input, in Helper.buf */
+        uint32_t rebuilt_how; /* RECORD_REBUILT_* when rebuilt in a runner, else 0 */
+        bool no_input;        /* the runner died before its first input */
+        Classification c;     /* of the death */
+        bool suspect;         /* a leak suspect, not (yet) a crash */
+        cJSON *verify;        /* the verification's event */
+        Classification vc;    /* of the verification */
+        bool reproduced;
+        cJSON *owned_died;
+        /* A state-dependent crash: the first iteration of the shortest
+         * history that crashes (0: the input crashes alone), and the runs
+         * it took to find it. */
+        uint64_t history_first;
+        unsigned history_probes;
+        const cJSON *death; /* the stack the report shows */
+        bool is_new;
+        char why[768]; /* why the job is lost */
+} Job;
+
+/* A job's outcomes other than "stored" (positive results of its phases). */
+#define JOB_LOST 1      /* the input cannot be rebuilt; Job.why says why */
+#define JOB_DISMISSED 2 /* a leak suspect whose memory is all reachable */
+
+/* Phase 1: the input, from the record, into hp->buf. 0 or JOB_LOST. */
+static int job_rebuild(Helper *hp, Job *j)
 {
-        int64_t started = clock_now_ms();
-        cJSON *died = cJSON_GetObjectItemCaseSensitive(cmd, "died");
-        int64_t died_at = msg_int(cmd, "died_at_ms", started);
-        size_t len = 0;
-        cJSON *out;
+        RecordProblem p;
+        int r = helper_rebuild(hp, j->record, &j->len, &j->rebuilt_how, &p, j->why, sizeof(j->why));
+        j->rebuilt = clock_now_ms();
+        if (r == 0)
+                return 0;
+        if (!j->why[0])
+                snprintf(j->why, sizeof(j->why), "%s", record_problem_str(p));
+        /* Dying before the first input is no crash of the target's (a kill
+         * during start-up). */
+        j->no_input = p == RECORD_NO_INPUT;
+        return JOB_LOST;
+}
 
-        char why[768] = "";
-        uint32_t rebuilt_how = 0;
-        int r = helper_rebuild(hp, job, &len, &rebuilt_how, why, sizeof(why));
-        if (r < 0) {
-                out = msg_new("lost");
-                if (out) {
-                        cJSON_AddNumberToObject(out, "job", (double)msg_int(cmd, "job", 0));
-                        cJSON_AddStringToObject(
-                            out, "why", why[0] ? why : record_problem_str((RecordProblem)-r));
-                        /* Dying before the first input is no crash of the
-                         * target's (a kill during start-up). */
-                        if (-r == RECORD_NO_INPUT)
-                                cJSON_AddBoolToObject(out, "no_input", 1);
-                        cJSON *d = cJSON_GetObjectItemCaseSensitive(died, "death");
-                        if (msg_int(d, "reason", 0) == RECORD_DEATH_LEAK_SUSPECT)
-                                cJSON_AddBoolToObject(out, "leak_suspect", 1);
-                }
-                return out;
+/*
+ * Phase 2: the input runs again in a fresh runner. A leak suspect is a
+ * leak only if LeakSanitizer, run after the input, finds memory nothing
+ * points to; then the check's report is the crash (kind, message, where
+ * the memory was allocated). A crash the input does not reproduce alone is
+ * looked for in the runner's history; a SIGKILL from outside depends on
+ * nothing the target did, so it is not. 0 or JOB_DISMISSED.
+ */
+static int job_verify(Helper *hp, Job *j)
+{
+        if (helper_verify(hp, hp->buf, j->len, j->suspect, &j->verify) == 0 &&
+            proto_is(j->verify, PROTO_DIED)) {
+                classify_death(j->verify, &j->vc);
+                j->reproduced = j->vc.is_crash;
         }
-        int64_t rebuilt = clock_now_ms();
-
-        Classification c;
-        classify_death(died, &c);
-
-        /* A leak suspect is a leak only if LeakSanitizer, run after the
-         * input in a fresh runner, finds memory nothing points to. Then the
-         * check's report is the crash (kind, message, where the memory was
-         * allocated); otherwise it was reachable memory and nothing is
-         * stored. */
-        bool suspect = strcmp(c.kind, "leak-suspect") == 0;
-        cJSON *verify = NULL;
-        cJSON *owned_died = NULL;
-        Classification vc = {0};
-        bool reproduced = false;
-        if (helper_verify(hp, hp->buf, len, suspect, &verify) == 0) {
-                if (proto_is(verify, PROTO_DIED)) {
-                        classify_death(verify, &vc);
-                        reproduced = vc.is_crash;
-                }
+        if (j->suspect) {
+                if (!j->reproduced || strcmp(j->vc.kind, "leak") != 0)
+                        return JOB_DISMISSED;
+                j->owned_died = cJSON_Duplicate(j->verify, 1);
+                if (j->owned_died)
+                        j->died = j->owned_died;
+                j->c = j->vc;
         }
-        if (suspect) {
-                if (!reproduced || strcmp(vc.kind, "leak") != 0) {
-                        cJSON_Delete(verify);
-                        out = msg_new("dismissed");
-                        if (out) {
-                                cJSON_AddNumberToObject(out, "job", (double)msg_int(cmd, "job", 0));
-                                cJSON_AddBoolToObject(out, "leak_suspect", 1);
-                        }
-                        return out;
-                }
-                owned_died = cJSON_Duplicate(verify, 1);
-                if (owned_died)
-                        died = owned_died;
-                c = vc;
-        }
-        /* Not reproduced alone: replay the runner's history. A SIGKILL from
-         * outside depends on nothing the target did, so it is not tried. */
-        const RecordHeader *jh = job;
-        uint64_t history_first = 0;
-        unsigned history_probes = 0;
-        if (!reproduced && c.is_crash && strcmp(c.kind, "killed") != 0 &&
-            (jh->mode == RECORD_MODE_FUZZ || jh->mode == RECORD_MODE_SEEDS) &&
-            (jh->count > 1 || reruns_of(jh, jh->count))) {
-                history_first = helper_find_history(hp, job, &c, &verify, &history_probes);
-                if (history_first) {
-                        reproduced = true;
-                        classify_death(verify, &vc);
+        const RecordHeader *h = j->h;
+        if (!j->reproduced && j->c.is_crash && strcmp(j->c.kind, "killed") != 0 &&
+            (h->mode == RECORD_MODE_FUZZ || h->mode == RECORD_MODE_SEEDS) &&
+            (h->count > 1 || reruns_of(h, h->count))) {
+                j->history_first =
+                    helper_find_history(hp, j->record, &j->c, &j->verify, &j->history_probes);
+                if (j->history_first) {
+                        j->reproduced = true;
+                        classify_death(j->verify, &j->vc);
                 }
         }
-        int64_t verified = clock_now_ms();
+        j->verified = clock_now_ms();
+        return 0;
+}
 
-        /* The report's stack comes from the original death; when that one
-         * has none (a SIGKILL leaves no chance to unwind) and verification
-         * reproduced the same kind, its stack is used instead. */
-        cJSON *death = cJSON_GetObjectItemCaseSensitive(died, "death");
-        if (!death && reproduced && strcmp(vc.kind, c.kind) == 0)
-                death = cJSON_GetObjectItemCaseSensitive(verify, "death");
-
-        /* Names from debug info make signatures survive rebuilds and reports
-         * readable; symbolizing happens here, outside the sandbox, once the
-         * input is safe, and the signature is taken again with them. */
+/* Phase 3: names from debug info make signatures survive rebuilds and
+ * reports readable; symbolizing happens here, outside the sandbox, once the
+ * input is safe, and the signature is taken again with them. The stack is
+ * the original death's; when that has none (a SIGKILL leaves no chance to
+ * unwind) and verification reproduced the same kind, the verification's. */
+static void job_symbolize(Job *j)
+{
+        cJSON *death = cJSON_GetObjectItemCaseSensitive(j->died, "death");
+        if (!death && j->reproduced && strcmp(j->vc.kind, j->c.kind) == 0)
+                death = cJSON_GetObjectItemCaseSensitive(j->verify, "death");
         symbolize_frames(cJSON_GetObjectItemCaseSensitive(death, "frames"), true);
-        classify_death(died, &c);
-        int64_t symbolized = clock_now_ms();
+        classify_death(j->died, &j->c);
+        j->death = death;
+        j->symbolized = clock_now_ms();
+}
 
-        cJSON *report = cJSON_CreateObject();
+/* The report's account of the death: kind, signal or status, stack, what
+ * the target printed last. */
+static void report_add_death(Helper *hp, const Job *j, cJSON *report)
+{
         char sha[SHA1_HEX_LEN];
-        sha1_hex(hp->buf, len, sha);
-        cJSON_AddStringToObject(report, "id", c.id);
-        cJSON_AddStringToObject(report, "kind", c.kind);
-        cJSON_AddStringToObject(report, "message", c.message);
-        cJSON_AddStringToObject(report, "signature", c.signature);
-        if (cJSON_GetObjectItemCaseSensitive(died, "signal")) {
-                int sig = (int)msg_int(died, "signal", 0);
+        sha1_hex(hp->buf, j->len, sha);
+        cJSON_AddStringToObject(report, "id", j->c.id);
+        cJSON_AddStringToObject(report, "kind", j->c.kind);
+        cJSON_AddStringToObject(report, "message", j->c.message);
+        cJSON_AddStringToObject(report, "signature", j->c.signature);
+        if (cJSON_GetObjectItemCaseSensitive(j->died, "signal")) {
+                int sig = (int)msg_int(j->died, "signal", 0);
                 const char *abbrev = sigabbrev_np(sig);
                 char name[32];
                 snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "?");
@@ -473,69 +508,79 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         }
         /* A leak's runner ended itself after the check: no status of the
          * target's. */
-        if (cJSON_GetObjectItemCaseSensitive(died, "exit_code") && strcmp(c.kind, "leak") != 0)
+        if (cJSON_GetObjectItemCaseSensitive(j->died, "exit_code") &&
+            strcmp(j->c.kind, "leak") != 0)
                 cJSON_AddNumberToObject(report, "exit_status",
-                                        (double)msg_int(died, "exit_code", 0));
+                                        (double)msg_int(j->died, "exit_code", 0));
         cJSON_AddStringToObject(report, "target", hp->cfg->target);
-        cJSON_AddNumberToObject(report, "input_len", (double)len);
+        cJSON_AddNumberToObject(report, "input_len", (double)j->len);
         cJSON_AddStringToObject(report, "input_sha1", sha);
-        cJSON_AddBoolToObject(report, "reproduced", reproduced);
-        if (reproduced && strcmp(vc.kind, c.kind) != 0)
-                cJSON_AddStringToObject(report, "reproduced_kind", vc.kind);
-        if (death)
-                cJSON_AddItemToObject(report, "stack", cJSON_Duplicate(death, 1));
+        cJSON_AddBoolToObject(report, "reproduced", j->reproduced);
+        if (j->reproduced && strcmp(j->vc.kind, j->c.kind) != 0)
+                cJSON_AddStringToObject(report, "reproduced_kind", j->vc.kind);
+        if (j->death)
+                cJSON_AddItemToObject(report, "stack", cJSON_Duplicate(j->death, 1));
         /* What the target printed last before it died (assertion messages,
          * sanitizer reports). */
-        const char *output = msg_str(died, "output", NULL);
-        if (!output && reproduced)
-                output = msg_str(verify, "output", NULL);
+        const char *output = msg_str(j->died, "output", NULL);
+        if (!output && j->reproduced)
+                output = msg_str(j->verify, "output", NULL);
         if (output)
                 cJSON_AddStringToObject(report, "output", output);
-        cJSON_AddItemToObject(report, "record", record_json(job, &hp->layout));
-        SequenceFiles seq = {0};
-        CrashFile *files = NULL;
-        size_t n_files = 0;
-        if (history_first) {
-                uint64_t n = jh->count - history_first + 1, runs = n;
-                for (uint64_t k = history_first; k <= jh->count; k++)
-                        runs += reruns_of(jh, k);
-                cJSON *st = cJSON_AddObjectToObject(report, "state_dependent");
-                cJSON_AddNumberToObject(st, "first", (double)history_first);
-                cJSON_AddNumberToObject(st, "last", (double)jh->count);
-                cJSON_AddNumberToObject(st, "length", (double)n);
-                /* Target calls: an input the runner ran again counts twice. */
-                cJSON_AddNumberToObject(st, "executions", (double)runs);
-                cJSON_AddNumberToObject(st, "probes", history_probes);
-                cJSON_AddStringToObject(st, "how",
-                                        "the last input alone does not crash; the inputs of "
-                                        "iterations first..last, run in order in one runner, do "
-                                        "(those in record.reruns run again right after "
-                                        "themselves). 'record' replays them; sequence/ holds "
-                                        "them as files.");
-                /* The record replays the sequence; the inputs themselves are
-                 * kept as files too when there are not too many. */
-                size_t cap = n <= HELPER_SEQUENCE_FILES ? (size_t)n : 0;
-                /* A custom mutator's inputs are rebuilt only in a runner:
-                 * the record (which replays them there) is what is kept. */
-                if (jh->flags & RECORD_F_CUSTOM)
-                        cap = 0;
-                seq.job = jh;
-                seq.files = calloc(cap + RECORD_MAX_RERUNS + 1, sizeof(CrashFile));
-                seq.names = calloc(cap + RECORD_MAX_RERUNS + 1, sizeof(seq.names[0]));
-                seq.data = calloc(cap + RECORD_MAX_RERUNS + 1, sizeof(uint8_t *));
-                uint8_t *tmp = malloc(hp->layout.max_len);
-                if (seq.files && seq.names && seq.data && tmp) {
-                        if (cap)
-                                replay_range(job, &hp->layout, history_first, jh->count,
-                                             sequence_collect, &seq, tmp);
-                        seq.files[seq.n] = (CrashFile){
-                            .name = "record", .data = job, .len = hp->layout.record_size};
-                        files = seq.files;
-                        n_files = seq.n + 1;
-                }
-                free(tmp);
-                cJSON_AddBoolToObject(st, "sequence_files", cap > 0);
+        cJSON_AddItemToObject(report, "record", record_json(j->record, &hp->layout));
+}
+
+/* A state-dependent crash: the report says which history crashes, and
+ * @seq gets the files that replay it (the record, and the inputs
+ * themselves when there are not too many). 0 or -ENOMEM. */
+static int report_add_history(Helper *hp, const Job *j, cJSON *report, SequenceFiles *seq)
+{
+        const RecordHeader *h = j->h;
+        uint64_t n = h->count - j->history_first + 1, runs = n;
+        for (uint64_t k = j->history_first; k <= h->count; k++)
+                runs += reruns_of(h, k);
+        cJSON *st = cJSON_AddObjectToObject(report, "state_dependent");
+        if (!st)
+                return -ENOMEM;
+        cJSON_AddNumberToObject(st, "first", (double)j->history_first);
+        cJSON_AddNumberToObject(st, "last", (double)h->count);
+        cJSON_AddNumberToObject(st, "length", (double)n);
+        /* Target calls: an input the runner ran again counts twice. */
+        cJSON_AddNumberToObject(st, "executions", (double)runs);
+        cJSON_AddNumberToObject(st, "probes", j->history_probes);
+        cJSON_AddStringToObject(st, "how",
+                                "the last input alone does not crash; the inputs of "
+                                "iterations first..last, run in order in one runner, do "
+                                "(those in record.reruns run again right after "
+                                "themselves). 'record' replays them; sequence/ holds "
+                                "them as files.");
+        /* A custom mutator's inputs are rebuilt only in a runner: the record
+         * (which replays them there) is what is kept. */
+        size_t cap = n <= HELPER_SEQUENCE_FILES && !(h->flags & RECORD_F_CUSTOM) ? (size_t)n : 0;
+        seq->job = h;
+        seq->files = calloc(cap + RECORD_MAX_RERUNS + 1, sizeof(CrashFile));
+        seq->names = calloc(cap + RECORD_MAX_RERUNS + 1, sizeof(seq->names[0]));
+        seq->data = calloc(cap + RECORD_MAX_RERUNS + 1, sizeof(uint8_t *));
+        uint8_t *tmp = malloc(hp->layout.max_len);
+        int r = -ENOMEM;
+        if (seq->files && seq->names && seq->data && tmp) {
+                if (cap)
+                        replay_range(j->record, &hp->layout, j->history_first, h->count,
+                                     sequence_collect, seq, tmp);
+                seq->files[seq->n] =
+                    (CrashFile){.name = "record", .data = j->record, .len = hp->layout.record_size};
+                r = 0;
         }
+        free(tmp);
+        cJSON_AddBoolToObject(st, "sequence_files", cap > 0);
+        return r;
+}
+
+/* The limits and sandbox the crash happened under (`reproduce` runs under
+ * the same policy even when the policy file is gone), and what recovery
+ * took. */
+static void report_add_conditions(Helper *hp, const Job *j, cJSON *report)
+{
         cJSON *limits = cJSON_AddObjectToObject(report, "limits");
         if (limits) {
                 cJSON_AddNumberToObject(limits, "timeout_ms", hp->cfg->timeout_ms);
@@ -544,76 +589,165 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
                 cJSON_AddNumberToObject(limits, "max_len", (double)hp->cfg->max_len);
                 cJSON_AddStringToObject(limits, "sandbox", hp->cfg->sandbox);
         }
-        /* The sandbox in force (mode, policy, namespaces, rlimits), as the
-         * worker described it: `reproduce` runs under the same policy even
-         * when the policy file is gone. */
-        const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(died, "sandbox");
+        const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(j->died, "sandbox");
         if (cJSON_IsObject(sandbox))
                 cJSON_AddItemToObject(report, "sandbox", cJSON_Duplicate(sandbox, 1));
         cJSON *times = cJSON_AddObjectToObject(report, "recovery");
-        if (times) {
-                cJSON_AddNumberToObject(times, "rebuild_ms", (double)(rebuilt - started));
-                /* A custom mutator's input is rebuilt in a runner, from the
-                 * chain's slot or, when that did not give what ran, the seed. */
-                if (rebuilt_how)
-                        cJSON_AddStringToObject(times, "rebuilt_in_runner",
-                                                rebuilt_how == RECORD_REBUILT_SEED ? "seed"
-                                                                                   : "slot");
-                cJSON_AddNumberToObject(times, "verify_ms", (double)(verified - rebuilt));
-                cJSON_AddNumberToObject(times, "symbolize_ms", (double)(symbolized - verified));
-                cJSON_AddNumberToObject(times, "death_to_verified_ms",
-                                        (double)(verified - died_at));
-        }
+        if (!times)
+                return;
+        cJSON_AddNumberToObject(times, "rebuild_ms", (double)(j->rebuilt - j->started));
+        /* A custom mutator's input is rebuilt in a runner, from the chain's
+         * slot or, when that did not give what ran, the seed. */
+        if (j->rebuilt_how)
+                cJSON_AddStringToObject(times, "rebuilt_in_runner",
+                                        j->rebuilt_how == RECORD_REBUILT_SEED ? "seed" : "slot");
+        cJSON_AddNumberToObject(times, "verify_ms", (double)(j->verified - j->rebuilt));
+        cJSON_AddNumberToObject(times, "symbolize_ms", (double)(j->symbolized - j->verified));
+        cJSON_AddNumberToObject(times, "death_to_verified_ms", (double)(j->verified - j->died_at));
+}
 
-        bool is_new = false;
-        r = crashstore_put_files(hp->cfg->out_dir, report, hp->buf, len, files, n_files, &is_new);
-        sequence_free(&seq);
-        int64_t stored = clock_now_ms();
-        /* A state-dependent crash needs its history, which the minimizer
-         * (one input per runner) cannot shrink: it is left as it is. */
-        if (r == 0 && is_new && reproduced && !history_first) {
+/* Whether the crash of a job done again (a helper died on it before) is
+ * the one its earlier attempt stored: the same input, from the same
+ * iteration of the same batch, and stored once. Then that attempt's store
+ * is the answer, a new crash as it was then, not a second sighting. */
+static bool job_stored_before(Helper *hp, const Job *j)
+{
+        cJSON *old = NULL;
+        uint8_t *input = NULL;
+        size_t len = 0;
+        char err[256], seed[24];
+        if (msg_int(j->cmd, "attempt", 1) <= 1 ||
+            crashstore_load(hp->cfg->out_dir, j->c.id, &old, &input, &len, err, sizeof(err)) < 0)
+                return false;
+        const cJSON *rec = cJSON_GetObjectItemCaseSensitive(old, "record");
+        snprintf(seed, sizeof(seed), "0x%016" PRIx64, j->h->seed);
+        bool same = msg_int(old, "count", 0) == 1 && len == j->len &&
+                    (len == 0 || memcmp(input, hp->buf, len) == 0) &&
+                    (uint64_t)msg_num(rec, "batch_id", -1) == j->h->batch_id &&
+                    (uint64_t)msg_num(rec, "iteration", -1) == j->h->count &&
+                    strcmp(msg_str(rec, "seed", ""), seed) == 0;
+        cJSON_Delete(old);
+        free(input);
+        return same;
+}
+
+/* Phase 4: the report and the input into OUT/crashes. 0 or a negative
+ * errno (the crash is not stored; Job.why says so). A new crash that
+ * reproduced alone is minimized once its answer is sent: a state-dependent
+ * one needs its history, which the minimizer (one input per runner) cannot
+ * shrink. */
+static int job_store(Helper *hp, Job *j)
+{
+        SequenceFiles seq = {0};
+        CrashFile *files = NULL;
+        size_t n_files = 0;
+        int r = -ENOMEM;
+        cJSON *report = NULL;
+        if (job_stored_before(hp, j)) {
+                j->is_new = true;
+                r = 0;
+                goto stored;
+        }
+        report = cJSON_CreateObject();
+        if (!report)
+                goto out;
+        report_add_death(hp, j, report);
+        if (j->history_first && report_add_history(hp, j, report, &seq) == 0) {
+                files = seq.files;
+                n_files = seq.n + 1;
+        }
+        report_add_conditions(hp, j, report);
+        r = crashstore_put_files(hp->cfg->out_dir, report, hp->buf, j->len, files, n_files,
+                                 &j->is_new);
+stored:
+        if (r == 0 && j->is_new && j->reproduced && !j->history_first) {
                 hp->minimize_pending = true;
-                hp->minimize_want = c;
-                hp->minimize_len = len;
+                hp->minimize_want = j->c;
+                hp->minimize_len = j->len;
         }
-        cJSON_Delete(verify);
+out:
+        if (r < 0)
+                snprintf(j->why, sizeof(j->why), "cannot write the crash to %s/crashes: %s",
+                         hp->cfg->out_dir, strerror(-r));
+        sequence_free(&seq);
         cJSON_Delete(report);
-        cJSON_Delete(owned_died);
+        return r;
+}
 
-        out = msg_new(r < 0 ? "lost" : "stored");
+/* Phase 5: the answer for the coordinator, from the outcome @r of the
+ * phases. NULL when out of memory. */
+static cJSON *job_answer(const Job *j, int r, int64_t stored)
+{
+        const char *type = r == 0 ? "stored" : r == JOB_DISMISSED ? "dismissed" : "lost";
+        cJSON *out = msg_new(type);
         if (!out)
                 return NULL;
-        cJSON_AddNumberToObject(out, "job", (double)msg_int(cmd, "job", 0));
-        if (suspect)
+        cJSON_AddNumberToObject(out, "job", (double)msg_int(j->cmd, "job", 0));
+        if (j->suspect)
                 cJSON_AddBoolToObject(out, "leak_suspect", 1);
-        if (r < 0) {
-                snprintf(why, sizeof(why), "cannot write the crash to %s/crashes: %s",
-                         hp->cfg->out_dir, strerror(-r));
-                cJSON_AddStringToObject(out, "why", why);
+        if (r != 0) {
+                if (r != JOB_DISMISSED)
+                        cJSON_AddStringToObject(out, "why", j->why);
+                if (j->no_input)
+                        cJSON_AddBoolToObject(out, "no_input", 1);
                 return out;
         }
-        cJSON_AddStringToObject(out, "id", c.id);
-        cJSON_AddStringToObject(out, "kind", c.kind);
-        cJSON_AddStringToObject(out, "message", c.message);
-        cJSON_AddBoolToObject(out, "new", is_new);
-        cJSON_AddBoolToObject(out, "reproduced", reproduced);
-        cJSON_AddNumberToObject(out, "input_len", (double)len);
-        cJSON_AddNumberToObject(out, "death_to_stored_ms", (double)(stored - died_at));
+        cJSON_AddStringToObject(out, "id", j->c.id);
+        cJSON_AddStringToObject(out, "kind", j->c.kind);
+        cJSON_AddStringToObject(out, "message", j->c.message);
+        cJSON_AddBoolToObject(out, "new", j->is_new);
+        cJSON_AddBoolToObject(out, "reproduced", j->reproduced);
+        cJSON_AddNumberToObject(out, "input_len", (double)j->len);
+        cJSON_AddNumberToObject(out, "death_to_stored_ms", (double)(stored - j->died_at));
+        return out;
+}
+
+/* One "recover" command: the phases in order, each ending the job early
+ * with its outcome; the answer says which. */
+static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *record)
+{
+        Job j = {.cmd = cmd, .record = record, .h = record, .started = clock_now_ms()};
+        if (hp->fault_on_recover)
+                raise(SIGKILL);
+        j.died = cJSON_GetObjectItemCaseSensitive(cmd, "died");
+        j.died_at = msg_int(cmd, "died_at_ms", j.started);
+        classify_death(j.died, &j.c);
+        j.suspect = strcmp(j.c.kind, "leak-suspect") == 0;
+
+        int r = job_rebuild(hp, &j);
+        if (r == 0)
+                r = job_verify(hp, &j);
+        if (r == 0) {
+                job_symbolize(&j);
+                r = job_store(hp, &j);
+        }
+        if (r == 0 && hp->fault_after_store && msg_int(cmd, "attempt", 1) == 1)
+                raise(SIGKILL);
+        cJSON *out = job_answer(&j, r, clock_now_ms());
+        cJSON_Delete(j.verify);
+        cJSON_Delete(j.owned_died);
         return out;
 }
 
 int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_region)
 {
-        Helper hp = {.cfg = cfg};
+        const char *fault = getenv("SNAPFUZZ_HELPER_FAULT");
+        Helper hp = {.cfg = cfg,
+                     .fault_after_store = fault && strcmp(fault, "after-store") == 0,
+                     .fault_on_recover = fault && strcmp(fault, "on-recover") == 0};
         MsgReader reader;
         int r;
 
         r = record_layout(cfg->max_len, &hp.layout);
-        if (r < 0)
+        if (r < 0) {
+                log_error("recovery helper: --max-len %zu is out of range", cfg->max_len);
                 return r;
+        }
         hp.buf = malloc(cfg->max_len ? cfg->max_len : 1);
-        if (!hp.buf)
+        if (!hp.buf) {
+                log_error("recovery helper: out of memory for a %zu-byte input", cfg->max_len);
                 return -ENOMEM;
+        }
         msg_reader_init(&reader, cmd_fd);
         for (;;) {
                 cJSON *cmd = NULL;
@@ -648,6 +782,8 @@ int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_r
                                             hp.minimize_len, cfg->minimize_ms);
                 }
         }
+        if (r != -EPIPE)
+                log_error("recovery helper: cannot talk with the coordinator: %s", strerror(-r));
         msg_reader_deinit(&reader);
         wproc_free(hp.verifier);
         free(hp.buf);

@@ -7,8 +7,9 @@
  * the crash and stores it.
  *
  * Protocol (JSON lines, core/msg.h): the coordinator sends
- *   {"type":"recover","job":N,"died":{...the worker's died event...}}
- * after copying the record into the shared job area; the helper answers
+ *   {"type":"recover","job":N,"attempt":A,"died":{...the worker's died event...}}
+ * after copying the record into the shared job area (A > 1: a helper died
+ * on this job before, and may have stored its crash); the helper answers
  *   {"type":"stored","job":N,"id":..,"kind":..,"new":bool,"reproduced":bool,...}
  * or {"type":"lost","job":N,"why":..} when the record cannot be trusted.
  * {"type":"prepare"} (no answer) loads the verification worker ahead.
