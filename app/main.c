@@ -350,8 +350,12 @@ static int run_policy(RunArgs *a, char **ret_policy)
                 log_error("--sandbox-policy has no effect with --sandbox off");
                 return SF_EXIT_USAGE;
         }
-        if (sandbox_policy_load(a->policy_path, ret_policy, err, sizeof(err)) < 0) {
+        if (sandbox_policy_load(a->policy_path, ret_policy, err, sizeof(err)) < 0 ||
+            sandbox_policy_check(a->policy_path, *ret_policy, a->cfg.out_dir, err, sizeof(err)) <
+                0) {
                 log_error("%s", err);
+                free(*ret_policy);
+                *ret_policy = NULL;
                 return SF_EXIT_USAGE;
         }
         a->cfg.sandbox_policy = *ret_policy;
