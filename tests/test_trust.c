@@ -284,9 +284,6 @@ Test(trust, refused_stored_policies_are_input_errors)
         json = record("\"sandbox\": {\"mode\": \"off\", \"policy\": {\"allow\": [\"chdir\"]}}", "");
         EXPECT_REFUSED(json, trusted, "stored with sandbox mode \"off\"");
         free(json);
-        json =
-            record("\"sandbox\": {\"mode\": \"log\"}, \"limits\": {\"sandbox\": \"strict\"}", "");
-        free(json);
         /* A stored policy that reads the output directory. */
         Dir d;
         SfRun r;
