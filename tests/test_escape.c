@@ -11,7 +11,7 @@
  *     its worker alive (the run ends normally), no process left behind;
  *   - the input was recovered (it is the magic input, and verification
  *     reproduced it), and `snapfuzz reproduce` replays it.
- * Two control runs with --sandbox off show the checks would see an escape.
+ * Three control runs with --sandbox off show the checks would see an escape.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
