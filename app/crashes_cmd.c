@@ -1,8 +1,10 @@
 /*
  * The table is built from crash.json alone (and the size of `minimized`
  * when crash.json does not give it); nothing is run. Each entry is loaded
- * with crashstore_load, so an entry that `reproduce` would refuse is shown
- * as corrupt, with the reason, and the listing goes on. Every stored
+ * with crashstore_load, so an entry that is not a crash record at all is
+ * shown as corrupt, with the reason, and the listing goes on; the finer
+ * checks of recovery/crashconf.c (field types and ranges, the stored
+ * sandbox, the target) are left to `reproduce` and `minimize`. Every stored
  * string reaches the terminal through core/termsafe.h.
  */
 #include <errno.h>
