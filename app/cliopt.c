@@ -11,6 +11,7 @@
 
 #include "app/cliopt.h"
 #include "core/log.h"
+#include "sandbox/sandbox.h"
 #include "snapfuzz/exitcode.h"
 
 #include "snapfuzz/banned.h"
@@ -91,4 +92,48 @@ int cliopt_bad_in(int c, char **argv, const struct option *opts, const char *cmd
         }
         log_error("unknown option %s; see snapfuzz %s --help", arg, cmd);
         return SF_EXIT_USAGE;
+}
+
+int cliopt_sandbox_take(int c, const char *arg, CrashconfTrust *t, CliSandbox *s)
+{
+        SandboxMode m;
+
+        switch (c) {
+        case CLIOPT_SANDBOX:
+                if (sandbox_mode_parse(arg, &m) < 0) {
+                        log_error("--sandbox takes 'strict', 'log' or 'off', not '%s'", arg);
+                        return SF_EXIT_USAGE;
+                }
+                t->sandbox = sandbox_mode_name(m);
+                return 1;
+        case CLIOPT_SANDBOX_POLICY:
+                s->policy_path = arg;
+                return 1;
+        case CLIOPT_TRUST_RECORD:
+                t->trust_record = true;
+                return 1;
+        default:
+                return 0;
+        }
+}
+
+int cliopt_sandbox_finish(CrashconfTrust *t, CliSandbox *s, const char *out_dir)
+{
+        char err[1024];
+
+        if (!s->policy_path)
+                return 0;
+        if (t->sandbox && strcmp(t->sandbox, "off") == 0) {
+                log_error("--sandbox-policy has no effect with --sandbox off");
+                return SF_EXIT_USAGE;
+        }
+        if (sandbox_policy_load(s->policy_path, &s->policy_json, err, sizeof(err)) < 0 ||
+            sandbox_policy_check(s->policy_path, s->policy_json, out_dir, err, sizeof(err)) < 0) {
+                log_error("%s", err);
+                free(s->policy_json);
+                s->policy_json = NULL;
+                return SF_EXIT_USAGE;
+        }
+        t->policy_json = s->policy_json;
+        return 0;
 }

@@ -6,7 +6,10 @@
 #pragma once
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "recovery/crashconf.h"
 
 /* A whole number in [@min, @max] into *@ret. 0, or -EINVAL after the line. */
 int cliopt_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *ret);
@@ -22,3 +25,32 @@ int cliopt_bad(int c, char **argv);
  * ambiguous abbreviation (--m) from an unknown option, and names @cmd's
  * help. */
 int cliopt_bad_in(int c, char **argv, const struct option *opts, const char *cmd);
+
+/*
+ * The sandbox options of the commands that replay a stored crash
+ * (reproduce, minimize): --sandbox MODE, --sandbox-policy FILE and
+ * --trust-record. Put CLIOPT_SANDBOX_OPTIONS in the getopt_long table,
+ * hand every option to cliopt_sandbox_take, then call
+ * cliopt_sandbox_finish once the output directory is known.
+ */
+enum { CLIOPT_SANDBOX = 900, CLIOPT_SANDBOX_POLICY, CLIOPT_TRUST_RECORD };
+#define CLIOPT_SANDBOX_OPTIONS                                                                     \
+        {"sandbox", required_argument, NULL, CLIOPT_SANDBOX},                                      \
+            {"sandbox-policy", required_argument, NULL, CLIOPT_SANDBOX_POLICY},                    \
+        {                                                                                          \
+                "trust-record", no_argument, NULL, CLIOPT_TRUST_RECORD                             \
+        }
+#define CLIOPT_SANDBOX_USAGE "[--sandbox MODE] [--sandbox-policy FILE] [--trust-record]"
+
+typedef struct CliSandbox {
+        const char *policy_path;
+        char *policy_json; /* loaded by cliopt_sandbox_finish; free() it */
+} CliSandbox;
+
+/* Takes option @c (with @arg) into @t and @s: 1 when it was one of
+ * CLIOPT_SANDBOX_OPTIONS, 0 when not, SF_EXIT_USAGE after a line. */
+int cliopt_sandbox_take(int c, const char *arg, CrashconfTrust *t, CliSandbox *s);
+
+/* Loads and checks the policy file (against @out_dir too). 0, or
+ * SF_EXIT_USAGE after a line. */
+int cliopt_sandbox_finish(CrashconfTrust *t, CliSandbox *s, const char *out_dir);

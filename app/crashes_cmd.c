@@ -1,8 +1,11 @@
 /*
  * The table is built from crash.json alone (and the size of `minimized`
  * when crash.json does not give it); nothing is run. Each entry is loaded
- * with crashstore_load, so an entry that `reproduce` would refuse is shown
- * as corrupt, with the reason, and the listing goes on.
+ * with crashstore_load, so an entry that is not a crash record at all is
+ * shown as corrupt, with the reason, and the listing goes on; the finer
+ * checks of recovery/crashconf.c (field types and ranges, the stored
+ * sandbox, the target) are left to `reproduce` and `minimize`. Every stored
+ * string reaches the terminal through core/termsafe.h.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +19,7 @@
 #include "core/crashstore.h"
 #include "core/log.h"
 #include "core/msg.h"
+#include "core/termsafe.h"
 #include "snapfuzz/exitcode.h"
 
 #include "snapfuzz/banned.h"
@@ -66,17 +70,29 @@ static long long minimized_len(const char *out_dir, const char *id, const cJSON 
         return stat(path, &st) == 0 ? (long long)st.st_size : -1;
 }
 
-/* Prints @s on one line, at most @width characters (control characters as
- * spaces; "..." marks a cut). */
+/* Prints @s on one line, made inert (core/termsafe.h), at most @width
+ * characters; "..." marks a cut. */
 static void print_clipped(const char *s, size_t width)
 {
-        size_t n = strlen(s);
-        size_t show = n > width ? width - 3 : n;
-        for (size_t i = 0; i < show; i++) {
-                unsigned char ch = (unsigned char)s[i];
-                putchar(ch < 0x20 || ch == 0x7f ? ' ' : ch);
+        char safe[TERMSAFE_BUF];
+        size_t chars = 0, i = 0;
+
+        termsafe_str(safe, sizeof(safe), s, TERMSAFE_MAX);
+        /* Count characters, not bytes: the text is valid UTF-8 now. */
+        for (; safe[i]; i++) {
+                if (((unsigned char)safe[i] & 0xc0) == 0x80)
+                        continue;
+                if (chars == width - 3) {
+                        size_t rest = 0;
+                        for (size_t k = i; safe[k]; k++)
+                                rest += ((unsigned char)safe[k] & 0xc0) != 0x80;
+                        if (rest > 3)
+                                break;
+                }
+                chars++;
         }
-        if (show < n)
+        fwrite(safe, 1, i, stdout);
+        if (safe[i])
                 fputs("...", stdout);
         putchar('\n');
 }
@@ -89,10 +105,13 @@ static void print_row(const char *out_dir, const char *id, const cJSON *report)
                 snprintf(min, sizeof(min), "%lld", m);
         else
                 snprintf(min, sizeof(min), "-");
-        printf("%-16s  %-15s  %5lld  %7lld  %9s  %-20s  %-20s  %-5s  ", id,
-               msg_str(report, "kind", "?"), (long long)msg_int(report, "count", 1),
-               (long long)msg_int(report, "input_len", -1), min, msg_str(report, "first_seen", "-"),
-               msg_str(report, "last_seen", "-"), msg_bool(report, "reproduced", 0) ? "yes" : "no");
+        char kind[80], first[100], last[100];
+        termsafe_str(kind, sizeof(kind), msg_str(report, "kind", "?"), 15);
+        termsafe_str(first, sizeof(first), msg_str(report, "first_seen", "-"), 20);
+        termsafe_str(last, sizeof(last), msg_str(report, "last_seen", "-"), 20);
+        printf("%-16s  %-15s  %5lld  %7lld  %9s  %-20s  %-20s  %-5s  ", id, kind,
+               (long long)msg_int(report, "count", 1), (long long)msg_int(report, "input_len", -1),
+               min, first, last, msg_bool(report, "reproduced", 0) ? "yes" : "no");
         print_clipped(msg_str(report, "message", ""), CRASHES_MESSAGE_WIDTH);
 }
 
@@ -127,7 +146,9 @@ int crashes_cmd(int argc, char **argv)
                 size_t len;
                 char err[1024];
                 if (crashstore_load(out_dir, ids[i], &report, &input, &len, err, sizeof(err)) < 0) {
-                        printf("%-16s  %-15s  %s\n", ids[i], "CORRUPT", err);
+                        char safe[TERMSAFE_BUF];
+                        printf("%-16s  %-15s  %s\n", ids[i], "CORRUPT",
+                               termsafe_str(safe, sizeof(safe), err, TERMSAFE_MAX));
                         corrupt++;
                         continue;
                 }

@@ -38,14 +38,18 @@ static void usage(FILE *f)
         fprintf(f,
                 "usage: snapfuzz run TARGET.so [CORPUS_DIR...] [options]\n"
                 "       snapfuzz reproduce CRASH_ID [--out DIR] [--target PATH] [--timeout S]\n"
+                "                [--sandbox MODE] [--sandbox-policy FILE] [--trust-record]\n"
                 "       snapfuzz minimize CRASH_ID [--out DIR] [--max-time S] [--max-trials N]\n"
-                "                [--target PATH] [--timeout S]\n"
+                "                [--target PATH] [--timeout S] [--sandbox MODE]\n"
+                "                [--sandbox-policy FILE] [--trust-record]\n"
                 "       snapfuzz crashes [--out DIR]\n"
                 "       snapfuzz status [OUT_DIR]\n"
                 "       snapfuzz --help | --version\n"
                 "\n"
                 "run: fuzz TARGET.so, a libFuzzer-style harness (see snapfuzz run --help).\n"
-                "reproduce: run a stored crash again under the same sandbox and limits.\n"
+                "reproduce: run a stored crash again under its limits, in the default strict\n"
+                "  sandbox: a looser sandbox stored in crash.json is used only with\n"
+                "  --trust-record (or give --sandbox MODE / --sandbox-policy FILE).\n"
                 "minimize: shrink a stored crash's input while it crashes the same way; writes\n"
                 "  crashes/<id>/minimized (default budget --max-time 30; 0: no limit).\n"
                 "crashes: list the crashes stored in an output directory.\n"
@@ -109,12 +113,18 @@ static void help_run(FILE *f)
 static void help_reproduce(FILE *f)
 {
         fprintf(f, "usage: snapfuzz reproduce CRASH_ID [--out DIR] [--target PATH] [--timeout S]\n"
+                   "                [--sandbox MODE] [--sandbox-policy FILE] [--trust-record]\n"
                    "Run a stored crash again, once, through the same worker, runner and sandbox\n"
-                   "code as fuzzing, and print its report.\n"
+                   "code as fuzzing, and print its report. crash.json is untrusted: it runs in\n"
+                   "the default strict sandbox unless told otherwise.\n"
                    "  --out DIR      the output directory that holds crashes/CRASH_ID (default\n"
                    "                 ./snapfuzz-out)\n"
                    "  --target PATH  run this build instead of the one crash.json names (a fix)\n"
                    "  --timeout S    the hang timeout (default: the crash's own)\n"
+                   "  --sandbox MODE, --sandbox-policy FILE  the sandbox to use (replaces the\n"
+                   "                 one stored in crash.json)\n"
+                   "  --trust-record use the sandbox stored in crash.json (mode and policy),\n"
+                   "                 even when it is looser than strict\n"
                    "examples:\n"
                    "  snapfuzz crashes --out out        # the ids\n"
                    "  snapfuzz reproduce 9a74042773df6cf3 --out out\n"
@@ -350,8 +360,12 @@ static int run_policy(RunArgs *a, char **ret_policy)
                 log_error("--sandbox-policy has no effect with --sandbox off");
                 return SF_EXIT_USAGE;
         }
-        if (sandbox_policy_load(a->policy_path, ret_policy, err, sizeof(err)) < 0) {
+        if (sandbox_policy_load(a->policy_path, ret_policy, err, sizeof(err)) < 0 ||
+            sandbox_policy_check(a->policy_path, *ret_policy, a->cfg.out_dir, err, sizeof(err)) <
+                0) {
                 log_error("%s", err);
+                free(*ret_policy);
+                *ret_policy = NULL;
                 return SF_EXIT_USAGE;
         }
         a->cfg.sandbox_policy = *ret_policy;
@@ -419,11 +433,13 @@ static int cmd_reproduce(int argc, char **argv)
             {"target", required_argument, NULL, OPT_TARGET},
             {"timeout", required_argument, NULL, OPT_TIMEOUT},
             {"help", no_argument, NULL, OPT_HELP},
+            CLIOPT_SANDBOX_OPTIONS,
             {0},
         };
         ReproduceConfig cfg = {.out_dir = "snapfuzz-out"};
+        CliSandbox sb = {0};
         double d;
-        int c;
+        int c, r;
 
         optind = 1;
         opterr = 0;
@@ -433,19 +449,23 @@ static int cmd_reproduce(int argc, char **argv)
                         cfg.out_dir = optarg;
                         break;
                 case OPT_TARGET:
-                        cfg.target = optarg;
+                        cfg.trust.target = optarg;
                         break;
                 case OPT_TIMEOUT:
                         if (cliopt_seconds("--timeout", optarg, 0.01, 86400, &d) < 0)
                                 return SF_EXIT_USAGE;
-                        cfg.timeout_ms = (unsigned)(d * 1000);
+                        cfg.trust.timeout_ms = (unsigned)(d * 1000);
                         break;
                 case 'h':
                 case OPT_HELP:
                         help_reproduce(stdout);
                         return SF_EXIT_OK;
                 default:
-                        return cliopt_bad_in(c, argv, opts, "reproduce");
+                        r = cliopt_sandbox_take(c, optarg, &cfg.trust, &sb);
+                        if (r == 0)
+                                return cliopt_bad_in(c, argv, opts, "reproduce");
+                        if (r != 1)
+                                return r;
                 }
         }
         if (argc - optind != 1) {
@@ -454,14 +474,18 @@ static int cmd_reproduce(int argc, char **argv)
                 return SF_EXIT_USAGE;
         }
         cfg.id = argv[optind];
-        if (cfg.target) {
+        if (cfg.trust.target) {
                 char why[512];
-                if (elf_check_shared_object(cfg.target, why, sizeof(why)) < 0) {
-                        log_error("%s: %s", cfg.target, why);
+                if (elf_check_shared_object(cfg.trust.target, why, sizeof(why)) < 0) {
+                        log_error("%s: %s", cfg.trust.target, why);
                         return SF_EXIT_USAGE;
                 }
         }
-        return reproduce_run(&cfg);
+        r = cliopt_sandbox_finish(&cfg.trust, &sb, cfg.out_dir);
+        if (r == 0)
+                r = reproduce_run(&cfg);
+        free(sb.policy_json);
+        return r;
 }
 
 static int cmd_status(int argc, char **argv)

@@ -3,8 +3,8 @@
  * not whatever the input does today. Minimization starts from the stored
  * `minimized` input when there is one (so a second run continues where a
  * budget stopped the first), falling back to `input` when that one no
- * longer crashes the same way. The limits come from crash.json, as for
- * `reproduce`.
+ * longer crashes the same way. The limits and the sandbox come from
+ * crash.json through recovery/crashconf.c, exactly as for `reproduce`.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +16,7 @@
 #include "app/cliopt.h"
 #include "app/minimize_cmd.h"
 #include "core/crashstore.h"
+#include "core/termsafe.h"
 #include "core/elfcheck.h"
 #include "core/log.h"
 #include "core/msg.h"
@@ -31,8 +32,8 @@
 typedef struct MinimizeCmd {
         const char *id;
         const char *out_dir;
-        const char *target;  /* overrides crash.json's target; NULL: use it */
-        unsigned timeout_ms; /* 0: the crash's own */
+        CrashconfTrust trust; /* what the command line says over crash.json */
+        CliSandbox sandbox;
         MinimizeBudget budget;
 } MinimizeCmd;
 
@@ -46,6 +47,7 @@ static int parse_args(int argc, char **argv, MinimizeCmd *cmd)
             {"max-time", required_argument, NULL, OPT_TIME},
             {"max-trials", required_argument, NULL, OPT_TRIALS},
             {"help", no_argument, NULL, OPT_HELP},
+            CLIOPT_SANDBOX_OPTIONS,
             {0},
         };
         double d;
@@ -59,12 +61,12 @@ static int parse_args(int argc, char **argv, MinimizeCmd *cmd)
                         cmd->out_dir = optarg;
                         break;
                 case OPT_TARGET:
-                        cmd->target = optarg;
+                        cmd->trust.target = optarg;
                         break;
                 case OPT_TIMEOUT:
                         if (cliopt_seconds("--timeout", optarg, 0.01, 86400, &d) < 0)
                                 return SF_EXIT_USAGE;
-                        cmd->timeout_ms = (unsigned)(d * 1000);
+                        cmd->trust.timeout_ms = (unsigned)(d * 1000);
                         break;
                 case OPT_TIME:
                         if (cliopt_seconds("--max-time", optarg, 0, 1e6, &d) < 0)
@@ -77,11 +79,18 @@ static int parse_args(int argc, char **argv, MinimizeCmd *cmd)
                                 return SF_EXIT_USAGE;
                         break;
                 case OPT_HELP:
-                        printf("usage: snapfuzz minimize CRASH_ID [--out DIR] [--max-time S] "
-                               "[--max-trials N] [--target PATH] [--timeout S]\n");
+                        printf(
+                            "usage: snapfuzz minimize CRASH_ID [--out DIR] [--max-time S] "
+                            "[--max-trials N] [--target PATH] [--timeout S] " CLIOPT_SANDBOX_USAGE
+                            "\n");
                         return -1;
-                default:
-                        return cliopt_bad(c, argv);
+                default: {
+                        int r = cliopt_sandbox_take(c, optarg, &cmd->trust, &cmd->sandbox);
+                        if (r == 0)
+                                return cliopt_bad(c, argv);
+                        if (r != 1)
+                                return r;
+                }
                 }
         }
         if (argc - optind != 1) {
@@ -89,14 +98,14 @@ static int parse_args(int argc, char **argv, MinimizeCmd *cmd)
                 return SF_EXIT_USAGE;
         }
         cmd->id = argv[optind];
-        if (cmd->target) {
+        if (cmd->trust.target) {
                 char why[512];
-                if (elf_check_shared_object(cmd->target, why, sizeof(why)) < 0) {
-                        log_error("%s: %s", cmd->target, why);
+                if (elf_check_shared_object(cmd->trust.target, why, sizeof(why)) < 0) {
+                        log_error("%s: %s", cmd->trust.target, why);
                         return SF_EXIT_USAGE;
                 }
         }
-        return 0;
+        return cliopt_sandbox_finish(&cmd->trust, &cmd->sandbox, cmd->out_dir);
 }
 
 static void print_hex(const uint8_t *data, size_t len, size_t limit)
@@ -146,55 +155,46 @@ int minimize_cmd(int argc, char **argv)
             .out_dir = "snapfuzz-out",
             .budget = {.max_ms = (int64_t)(MINIMIZE_CMD_DEFAULT_S * 1000)},
         };
-        cJSON *report = NULL;
-        uint8_t *input = NULL, *min = NULL;
-        size_t len = 0, min_len = 0;
+        Crashconf conf;
+        uint8_t *min = NULL;
+        size_t min_len = 0;
         Wproc *w = NULL;
-        char err[1024];
+        WprocConfig wc;
+        char err[1024], shown[TERMSAFE_BUF];
         int code;
 
         int r = parse_args(argc, argv, &cmd);
-        if (r)
+        if (r) {
+                free(cmd.sandbox.policy_json);
                 return r < 0 ? SF_EXIT_OK : r;
-        r = crashstore_load(cmd.out_dir, cmd.id, &report, &input, &len, err, sizeof(err));
+        }
+        r = crashconf_load(cmd.out_dir, cmd.id, &cmd.trust, &conf, err, sizeof(err));
         if (r < 0) {
                 log_error("%s", err);
-                return SF_EXIT_USAGE;
+                free(cmd.sandbox.policy_json);
+                return r == -ENOMEM ? SF_EXIT_INTERNAL : SF_EXIT_USAGE;
+        }
+        if (conf.note[0]) {
+                if (conf.note_is_warning)
+                        log_warn("%s", conf.note);
+                else
+                        log_info("note: %s", conf.note);
         }
         Classification want = {.is_crash = true};
-        snprintf(want.kind, sizeof(want.kind), "%s", msg_str(report, "kind", ""));
-        snprintf(want.signature, sizeof(want.signature), "%s", msg_str(report, "signature", ""));
+        snprintf(want.kind, sizeof(want.kind), "%s", conf.kind);
+        snprintf(want.signature, sizeof(want.signature), "%s", conf.signature);
         snprintf(want.id, sizeof(want.id), "%s", cmd.id);
+        const uint8_t *input = conf.input;
+        size_t len = conf.input_len;
 
-        const char *target = cmd.target ? cmd.target : msg_str(report, "target", "");
-        struct stat st;
-        if (stat(target, &st) < 0) {
-                log_error("the target %s named in the crash record is gone (%s); point to it "
-                          "with --target PATH",
-                          target, strerror(errno));
-                code = SF_EXIT_USAGE;
-                goto out;
-        }
-        const cJSON *limits = cJSON_GetObjectItemCaseSensitive(report, "limits");
-        int64_t max_len = msg_int(limits, "max_len", 0);
-        WprocConfig wc = {
-            .target = target,
-            .max_len = (size_t)(max_len > (int64_t)len ? max_len : (int64_t)(len ? len : 1)),
-            .timeout_ms =
-                cmd.timeout_ms ? cmd.timeout_ms : (unsigned)msg_int(limits, "timeout_ms", 1000),
-            .rss_limit_mb = (unsigned)msg_int(limits, "rss_limit_mb", 2048),
-            .malloc_limit_mb = (unsigned)msg_int(limits, "malloc_limit_mb", 0),
-            .sandbox = msg_str(limits, "sandbox", "strict"),
-            .cov_fd = -1,
-            .detect_leaks = strcmp(want.kind, "leak") == 0,
-        };
+        crashconf_wproc_config(&conf, &wc);
         if (strcmp(want.kind, "timeout") == 0)
                 log_warn("crash %s is a hang: every trial that still hangs costs the timeout "
                          "(%u ms); --timeout S shortens it",
                          cmd.id, wc.timeout_ms);
         r = wproc_spawn(&w, &wc, err, sizeof(err));
         if (r < 0) {
-                log_error("%s: %s", target, err);
+                log_error("%s: %s", termsafe_str(shown, sizeof(shown), conf.target, 512), err);
                 code = r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ? SF_EXIT_USAGE
                                                                      : SF_EXIT_INTERNAL;
                 goto out;
@@ -205,7 +205,11 @@ int minimize_cmd(int argc, char **argv)
         if (r == MINIMIZE_NOT_REPRODUCED) {
                 printf("crash %s: NOT MINIMIZED: the stored input no longer crashes as %s "
                        "(signature %s); nothing was written\n",
-                       cmd.id, want.kind, want.signature);
+                       cmd.id, want.kind,
+                       termsafe_str(shown, sizeof(shown), want.signature, TERMSAFE_MAX));
+                if (conf.note[0] && !conf.note_is_warning)
+                        printf("  note     it ran under the default strict sandbox, not the "
+                               "one stored in crash.json; --trust-record uses that one\n");
                 code = SF_EXIT_CRASH;
                 goto out;
         }
@@ -223,7 +227,8 @@ int minimize_cmd(int argc, char **argv)
         }
         printf("crash %s: minimized %zu -> %zu bytes in %llu trials, %lld ms\n", cmd.id, len,
                min_len, (unsigned long long)stats.trials, (long long)stats.ms);
-        printf("  kind     %s, signature %s\n", want.kind, want.signature);
+        printf("  kind     %s, signature %s\n", want.kind,
+               termsafe_str(shown, sizeof(shown), want.signature, TERMSAFE_MAX));
         printf("  trials   %llu same crash, %llu other crash, %llu no crash\n",
                (unsigned long long)stats.same, (unsigned long long)stats.other_crash,
                (unsigned long long)stats.no_crash);
@@ -237,8 +242,8 @@ int minimize_cmd(int argc, char **argv)
         code = SF_EXIT_OK;
 out:
         wproc_free(w);
-        cJSON_Delete(report);
-        free(input);
+        crashconf_deinit(&conf);
+        free(cmd.sandbox.policy_json);
         free(min);
         return code;
 }

@@ -1,7 +1,10 @@
 /*
- * Reproduction reads crash.json only for what it needs to rebuild the
- * conditions (target, sandbox, limits); the verdict comes from running the
- * stored bytes again, never from the stored report.
+ * Reproduction rebuilds the conditions (target, sandbox, limits) from
+ * crash.json through recovery/crashconf.c, which checks every field and
+ * never lets the record loosen the sandbox unless the person asks; the
+ * verdict comes from running the stored bytes again, never from the stored
+ * report. Everything stored or printed by the target reaches the terminal
+ * through core/termsafe.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,10 +15,10 @@
 #include <unistd.h>
 
 #include "engine/reproduce.h"
-#include "core/crashstore.h"
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/msg.h"
+#include "core/termsafe.h"
 #include "worker/wproc.h"
 #include "recovery/classify.h"
 #include "recovery/replay.h"
@@ -54,13 +57,16 @@ static void print_stack(cJSON *death)
         symbolize_frames(frames, false);
         cJSON_ArrayForEach(f, frames)
         {
-                const char *fn = msg_str(f, "function", msg_str(f, "symbol", "??"));
-                const char *file = msg_str(f, "file", NULL);
-                char where[1200] = "";
-                if (file)
+                char fn[1100], file[1100], module[1100], where[1200] = "";
+                termsafe_str(fn, sizeof(fn), msg_str(f, "function", msg_str(f, "symbol", "??")),
+                             256);
+                termsafe_str(module, sizeof(module), msg_str(f, "module", "?"), 256);
+                if (msg_str(f, "file", NULL)) {
+                        termsafe_str(file, sizeof(file), msg_str(f, "file", NULL), 256);
                         snprintf(where, sizeof(where), " %s:%d", file, (int)msg_int(f, "line", 0));
+                }
                 printf("  #%-2d %s in %s%s (%s+%s)%s\n", i++, msg_str(f, "pc", "?"), fn, where,
-                       msg_str(f, "module", "?"), msg_str(f, "offset", "?"),
+                       module, msg_str(f, "offset", "?"),
                        classify_frame_is_runtime(f) ? "  [runtime]" : "");
         }
         if (i == 0)
@@ -70,7 +76,7 @@ static void print_stack(cJSON *death)
 /* A state-dependent crash is replayed from its stored record: the same
  * batch, running iterations first..last in one runner. Returns 0 and the
  * record in *ret_region (layout in *ret_layout), or an SF_EXIT_* code. */
-static int load_history(const ReproduceConfig *cfg, const cJSON *st, uint8_t **ret_region,
+static int load_history(const ReproduceConfig *cfg, const Crashconf *conf, uint8_t **ret_region,
                         RecordLayout *ret_layout)
 {
         char path[4096];
@@ -85,10 +91,9 @@ static int load_history(const ReproduceConfig *cfg, const cJSON *st, uint8_t **r
                 return SF_EXIT_USAGE;
         }
         const RecordHeader *h = (const RecordHeader *)rec;
-        uint64_t last = (uint64_t)msg_int(st, "last", 0);
         if (len < sizeof(RecordHeader) || record_layout(h->max_len, ret_layout) < 0 ||
             len != ret_layout->record_size || record_validate(rec, ret_layout) != RECORD_OK ||
-            last == 0 || last > h->iters) {
+            conf->last > h->iters) {
                 log_error("%s is not a valid replay record; the crash record is corrupt", path);
                 free(rec);
                 return SF_EXIT_USAGE;
@@ -97,138 +102,127 @@ static int load_history(const ReproduceConfig *cfg, const cJSON *st, uint8_t **r
         return 0;
 }
 
+/* The note about the sandbox, when there is one. */
+static void print_sandbox_note(const Crashconf *conf)
+{
+        if (!conf->note[0])
+                return;
+        if (conf->note_is_warning)
+                log_warn("%s", conf->note);
+        else
+                log_info("note: %s", conf->note);
+}
+
+/* What was stored and what runs now. */
+static void print_header(const ReproduceConfig *cfg, const Crashconf *conf)
+{
+        char a[TERMSAFE_BUF], b[TERMSAFE_BUF];
+
+        printf("crash %s: %s\n", cfg->id, termsafe_str(a, sizeof(a), conf->message, TERMSAFE_MAX));
+        printf("  target   %s\n", termsafe_str(a, sizeof(a), conf->target, TERMSAFE_MAX));
+        printf("  stored   kind %s, signature %s\n", conf->kind,
+               termsafe_str(b, sizeof(b), conf->signature, TERMSAFE_MAX));
+        printf("  input    %zu bytes (%s/crashes/%s/input)\n", conf->input_len, cfg->out_dir,
+               cfg->id);
+        if (conf->minimized_len >= 0)
+                printf("  minimized %lld bytes (%s/crashes/%s/minimized)\n",
+                       (long long)conf->minimized_len, cfg->out_dir, cfg->id);
+        printf("  sandbox  %s%s (%s)\n", conf->sandbox, conf->policy_json ? ", with a policy" : "",
+               conf->sandbox_from);
+        print_hexdump(conf->input, conf->input_len, 256);
+}
+
+/* Prints the verdict of @result; SF_EXIT_CRASH or SF_EXIT_OK. */
+static int print_verdict(const Crashconf *conf, const cJSON *result)
+{
+        if (strcmp(msg_str(result, "type", ""), "died") != 0) {
+                printf("\nNOT REPRODUCED: the input ran to completion; the bug looks fixed "
+                       "(stored as %s)\n",
+                       conf->kind);
+                if (conf->note[0] && !conf->note_is_warning)
+                        printf("  note     it ran under the default strict sandbox, not the "
+                               "one stored in crash.json; --trust-record uses that one\n");
+                return SF_EXIT_OK;
+        }
+        Classification c;
+        char shown[TERMSAFE_BUF];
+        classify_death(result, &c);
+        printf("\nREPRODUCED: %s — %s\n", c.kind,
+               termsafe_str(shown, sizeof(shown), c.message, TERMSAFE_MAX));
+        if (cJSON_GetObjectItemCaseSensitive(result, "signal")) {
+                int sig = (int)msg_int(result, "signal", 0);
+                const char *abbrev = sigabbrev_np(sig);
+                printf("  signal   %d (SIG%s)\n", sig, abbrev ? abbrev : "?");
+        } else if (strcmp(c.kind, "leak") == 0) {
+                printf("  check    LeakSanitizer, after the input returned; the stack "
+                       "is where the lost memory was allocated\n");
+        } else if (cJSON_GetObjectItemCaseSensitive(result, "exit_code")) {
+                printf("  status   exit %d\n", (int)msg_int(result, "exit_code", 0));
+        }
+        if (strcmp(c.kind, conf->kind) != 0)
+                printf("  note     stored as %s, now %s\n", conf->kind, c.kind);
+        printf("  stack:\n");
+        print_stack(cJSON_GetObjectItemCaseSensitive(result, "death"));
+        return SF_EXIT_CRASH;
+}
+
 int reproduce_run(const ReproduceConfig *cfg)
 {
-        cJSON *report = NULL, *result = NULL;
-        char *policy = NULL;
-        uint8_t *input = NULL;
-        size_t len = 0;
+        Crashconf conf;
+        cJSON *result = NULL;
         char err[1024];
         Wproc *w = NULL;
         uint8_t *history = NULL;
+        RecordLayout hl;
+        WprocConfig wc;
         int code;
 
-        int r = crashstore_load(cfg->out_dir, cfg->id, &report, &input, &len, err, sizeof(err));
+        int r = crashconf_load(cfg->out_dir, cfg->id, &cfg->trust, &conf, err, sizeof(err));
         if (r < 0) {
                 log_error("%s", err);
-                return SF_EXIT_USAGE;
+                return r == -ENOMEM ? SF_EXIT_INTERNAL : SF_EXIT_USAGE;
         }
-        const char *target = cfg->target ? cfg->target : msg_str(report, "target", "");
-        struct stat st;
-        if (stat(target, &st) < 0) {
-                log_error("the target %s named in the crash record is gone (%s); point to it "
-                          "with --target PATH",
-                          target, strerror(errno));
-                code = SF_EXIT_USAGE;
-                goto out;
-        }
-        const cJSON *limits = cJSON_GetObjectItemCaseSensitive(report, "limits");
-        int64_t max_len = msg_int(limits, "max_len", 0);
-        const cJSON *state = cJSON_GetObjectItemCaseSensitive(report, "state_dependent");
-        RecordLayout hl;
-        if (state) {
-                code = load_history(cfg, state, &history, &hl);
+        print_sandbox_note(&conf);
+        crashconf_wproc_config(&conf, &wc);
+        if (conf.state_dependent) {
+                code = load_history(cfg, &conf, &history, &hl);
                 if (code)
                         goto out;
-                max_len = (int64_t)hl.max_len;
+                wc.max_len = hl.max_len;
         }
-        /* The policy in force when the crash was found travels in
-         * crash.json, so the policy file need not exist any more. */
-        const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(report, "sandbox");
-        const cJSON *stored_policy = cJSON_GetObjectItemCaseSensitive(sandbox, "policy");
-        if (cJSON_IsObject(stored_policy)) {
-                policy = cJSON_PrintUnformatted(stored_policy);
-                if (!policy) {
-                        code = SF_EXIT_INTERNAL;
-                        goto out;
-                }
-        }
-        /* A leak shows only when LeakSanitizer checks after the input. */
-        bool is_leak = strcmp(msg_str(report, "kind", ""), "leak") == 0;
-        WprocConfig wc = {
-            .target = target,
-            .max_len = (size_t)(max_len > (int64_t)len ? max_len : (int64_t)(len ? len : 1)),
-            .timeout_ms =
-                cfg->timeout_ms ? cfg->timeout_ms : (unsigned)msg_int(limits, "timeout_ms", 1000),
-            .rss_limit_mb = (unsigned)msg_int(limits, "rss_limit_mb", 2048),
-            .malloc_limit_mb = (unsigned)msg_int(limits, "malloc_limit_mb", 0),
-            .sandbox = msg_str(limits, "sandbox", "strict"),
-            .sandbox_policy = policy,
-            .cov_fd = -1,
-            .detect_leaks = is_leak,
-        };
         r = wproc_spawn(&w, &wc, err, sizeof(err));
         if (r < 0) {
-                log_error("%s: %s", target, err);
+                char shown[TERMSAFE_BUF];
+                log_error("%s: %s", termsafe_str(shown, sizeof(shown), conf.target, 512), err);
                 code = r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ? SF_EXIT_USAGE
                                                                      : SF_EXIT_INTERNAL;
                 goto out;
         }
         if (history) {
                 WprocBatch b;
-                uint64_t first = (uint64_t)msg_int(state, "first", 1);
-                uint64_t last = (uint64_t)msg_int(state, "last", 1);
                 printf("state-dependent: replaying %llu inputs (iterations %llu..%llu of the "
                        "batch) in one runner\n",
-                       (unsigned long long)(last - first + 1), (unsigned long long)first,
-                       (unsigned long long)last);
-                replay_history_batch(history, &hl, first, last, &b);
+                       (unsigned long long)(conf.last - conf.first + 1),
+                       (unsigned long long)conf.first, (unsigned long long)conf.last);
+                replay_history_batch(history, &hl, conf.first, conf.last, &b);
                 r = wproc_run_batch(w, &b, &result);
-        } else if (is_leak) {
-                r = wproc_exec_leak_check(w, input, len, 0, &result);
+        } else if (wc.detect_leaks) {
+                /* A leak shows only when LeakSanitizer checks after the input. */
+                r = wproc_exec_leak_check(w, conf.input, conf.input_len, 0, &result);
         } else {
-                r = wproc_exec(w, input, len, &result);
+                r = wproc_exec(w, conf.input, conf.input_len, &result);
         }
         if (r < 0) {
                 log_error("the worker failed while running the input: %s", strerror(-r));
                 code = SF_EXIT_INTERNAL;
                 goto out;
         }
-
-        printf("crash %s: %s\n", cfg->id, msg_str(report, "message", ""));
-        printf("  target   %s\n", target);
-        printf("  stored   kind %s, signature %s\n", msg_str(report, "kind", "?"),
-               msg_str(report, "signature", "?"));
-        printf("  input    %zu bytes (%s/crashes/%s/input)\n", len, cfg->out_dir, cfg->id);
-        if (msg_int(report, "minimized_len", -1) >= 0)
-                printf("  minimized %lld bytes (%s/crashes/%s/minimized)\n",
-                       (long long)msg_int(report, "minimized_len", 0), cfg->out_dir, cfg->id);
-        printf("  sandbox  %s%s\n", wc.sandbox,
-               policy ? ", with the policy stored in crash.json" : "");
-        print_hexdump(input, len, 256);
-
-        if (strcmp(msg_str(result, "type", ""), "died") == 0) {
-                Classification c;
-                classify_death(result, &c);
-                printf("\nREPRODUCED: %s — %s\n", c.kind, c.message);
-                if (cJSON_GetObjectItemCaseSensitive(result, "signal")) {
-                        int sig = (int)msg_int(result, "signal", 0);
-                        const char *abbrev = sigabbrev_np(sig);
-                        printf("  signal   %d (SIG%s)\n", sig, abbrev ? abbrev : "?");
-                } else if (strcmp(c.kind, "leak") == 0) {
-                        printf("  check    LeakSanitizer, after the input returned; the stack "
-                               "is where the lost memory was allocated\n");
-                } else if (cJSON_GetObjectItemCaseSensitive(result, "exit_code")) {
-                        printf("  status   exit %d\n", (int)msg_int(result, "exit_code", 0));
-                }
-                if (strcmp(c.kind, msg_str(report, "kind", "")) != 0)
-                        printf("  note     stored as %s, now %s\n", msg_str(report, "kind", "?"),
-                               c.kind);
-                printf("  stack:\n");
-                print_stack(cJSON_GetObjectItemCaseSensitive(result, "death"));
-                code = SF_EXIT_CRASH;
-        } else {
-                printf("\nNOT REPRODUCED: the input ran to completion; the bug looks fixed "
-                       "(stored as %s)\n",
-                       msg_str(report, "kind", "?"));
-                code = SF_EXIT_OK;
-        }
+        print_header(cfg, &conf);
+        code = print_verdict(&conf, result);
 out:
         free(history);
         wproc_free(w);
         cJSON_Delete(result);
-        cJSON_Delete(report);
-        cJSON_free(policy);
-        free(input);
+        crashconf_deinit(&conf);
         return code;
 }

@@ -4,13 +4,14 @@
  */
 #pragma once
 
+#include "recovery/crashconf.h"
+
 typedef struct ReproduceConfig {
         const char *id;
         const char *out_dir;
-        const char *target;  /* overrides crash.json's target; NULL: use it */
-        unsigned timeout_ms; /* 0: the crash's own */
+        CrashconfTrust trust; /* what the command line says over crash.json */
 } ReproduceConfig;
 
 /* Returns SF_EXIT_CRASH when it still crashes, SF_EXIT_OK when it no longer
- * does, SF_EXIT_USAGE for a bad id or corrupt record, SF_EXIT_INTERNAL. */
+ * does, SF_EXIT_USAGE for a bad id, a corrupt or refused record, SF_EXIT_INTERNAL. */
 int reproduce_run(const ReproduceConfig *cfg);

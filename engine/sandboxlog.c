@@ -6,6 +6,7 @@
  * starting point to narrow with conditions, not a policy to adopt blindly.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "engine/sandboxlog.h"
 #include "core/log.h"
 #include "core/msg.h"
+#include "core/termsafe.h"
 
 #include "snapfuzz/banned.h"
 
@@ -46,10 +48,13 @@ void sandboxlog_free(SandboxLog *l)
 void sandboxlog_event(SandboxLog *l, const cJSON *event)
 {
         const char *name = msg_str(event, "syscall", "?");
-        const char *path = msg_str(event, "path", NULL);
-        const char *quote = path ? "\"" : "";
+        const char *raw = msg_str(event, "path", NULL);
+        const char *quote = raw ? "\"" : "";
         const cJSON *e;
         cJSON *entry;
+        /* The path is the target's: shown inert (core/termsafe.h). */
+        char path_buf[2200];
+        const char *path = raw ? termsafe_str(path_buf, sizeof(path_buf), raw, 512) : NULL;
 
         if (strcmp(msg_str(event, "event", ""), "refused") == 0) {
                 log_warn("sandbox: the target's %s(%s%s%s) was refused: %s", name, quote,
@@ -115,10 +120,19 @@ void sandboxlog_summary(const SandboxLog *l)
         allow = cJSON_AddArrayToObject(policy, "allow");
         cJSON_ArrayForEach(e, l->seen) cJSON_AddItemToArray(allow, suggested_rule(e));
         text = cJSON_PrintUnformatted(policy);
-        if (text)
+        if (text) {
+                /* cJSON escapes C0 controls; DEL and bytes above 0x7f (C1
+                 * controls among them) it passes. Escaped only then, so
+                 * that a plain suggestion stays valid JSON to copy. */
+                char shown[TERMSAFE_BUF];
+                bool plain = true;
+                for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+                        plain &= *p < 0x7f;
                 log_info("sandbox log: %d syscalls outside the allowlist; a policy allowing them "
                          "all (narrow it with conditions): %s",
-                         cJSON_GetArraySize(l->seen), text);
+                         cJSON_GetArraySize(l->seen),
+                         plain ? text : termsafe_str(shown, sizeof(shown), text, TERMSAFE_MAX));
+        }
         cJSON_free(text);
         cJSON_Delete(policy);
 }

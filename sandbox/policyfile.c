@@ -26,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include "snapfuzz/banned.h"
 
@@ -325,6 +327,87 @@ static bool allowed_unconditionally(const Policy *p, const char *name)
         return false;
 }
 
+/* Is @path @dir or below it? Both are resolved absolute paths. */
+static bool path_within(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+
+        if (n == 1)
+                return true; /* "/" */
+        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Kernel file systems: state of the machine or of whoever opens them, not
+ * files to parse, wherever they are mounted. */
+static const struct {
+        unsigned long magic;
+        const char *name;
+} kernel_fs[] = {
+    {PROC_SUPER_MAGIC, "proc"},     {SYSFS_MAGIC, "sysfs"},
+    {DEBUGFS_MAGIC, "debugfs"},     {SECURITYFS_MAGIC, "securityfs"},
+    {CGROUP_SUPER_MAGIC, "cgroup"}, {CGROUP2_SUPER_MAGIC, "cgroup2"},
+    {DEVPTS_SUPER_MAGIC, "devpts"}, {BPF_FS_MAGIC, "bpf"},
+    {TRACEFS_MAGIC, "tracefs"},
+};
+
+/* Directories below $HOME that hold credentials. */
+static const char *const home_secrets[] = {
+    ".ssh", ".gnupg", ".aws", ".docker", ".kube", ".config/gcloud", ".password-store",
+};
+
+/*
+ * Why a policy may not open files below @real (a resolved directory), or
+ * NULL when it may. The worker opens these files for the runner, so what
+ * depends on the opener (/proc) would show the worker; the rest are the
+ * machine's state and the user's secrets. The README's sandbox section
+ * lists the same set.
+ */
+static const char *policyfile_refused_dir(const char *real, char *why, size_t cap)
+{
+        const char *home = getenv("HOME");
+        char home_real[PATH_MAX];
+        struct statfs fs;
+
+        if (strcmp(real, "/") == 0)
+                return "that is the whole file system";
+        if (path_within(real, "/proc"))
+                return "/proc shows whoever opens it, and the worker opens the files: the target "
+                       "would read the worker's environment, memory and descriptors";
+        if (path_within(real, "/sys"))
+                return "/sys is the kernel's and the machine's state";
+        if (path_within(real, "/dev"))
+                return "/dev holds device files (terminals, disks, kernel memory), not data";
+        if (path_within(real, "/run"))
+                return "/run holds the sockets and runtime secrets of the system's services";
+        if (statfs(real, &fs) == 0)
+                for (size_t i = 0; i < sizeof(kernel_fs) / sizeof(kernel_fs[0]); i++)
+                        if ((unsigned long)fs.f_type == kernel_fs[i].magic) {
+                                snprintf(why, cap,
+                                         "it is on a %s file system (kernel state, not files)",
+                                         kernel_fs[i].name);
+                                return why;
+                        }
+        if (!home || !*home || !realpath(home, home_real) || strcmp(home_real, "/") == 0)
+                return NULL;
+        if (path_within(home_real, real)) {
+                snprintf(why, cap,
+                         "it contains your home directory %s, with its keys and credentials; name "
+                         "a directory below it",
+                         home_real);
+                return why;
+        }
+        for (size_t i = 0; i < sizeof(home_secrets) / sizeof(home_secrets[0]); i++) {
+                char secret[PATH_MAX + 32];
+
+                snprintf(secret, sizeof(secret), "%s/%s", home_real, home_secrets[i]);
+                if (path_within(real, secret)) {
+                        snprintf(why, cap, "~/%s holds credentials", home_secrets[i]);
+                        return why;
+                }
+        }
+        return NULL;
+}
+
 static int parse_under(Ctx *c, size_t item, const char *syscall, const cJSON *rule,
                        const cJSON *under)
 {
@@ -352,15 +435,31 @@ static int parse_under(Ctx *c, size_t item, const char *syscall, const cJSON *ru
         if (!cJSON_IsString(under) || under->valuestring[0] != '/')
                 return fail(c, item, "allow[%zu]: \"under\" must be an absolute directory path",
                             item);
-        if (strncmp(under->valuestring, "/proc", 5) == 0 &&
-            (under->valuestring[5] == '/' || under->valuestring[5] == '\0'))
+        /* Judged after resolving: "/etc/../proc", a symlink to /proc or "/"
+         * name the same files as /proc itself. */
+        if (!realpath(under->valuestring, real)) {
+                int e = errno;
+
+                return fail(c, item, "allow[%zu]: \"under\": %s %s", item, under->valuestring,
+                            e == ENOENT ? "does not exist (or a symlink on the way is broken)"
+                                        : strerror(e));
+        }
+        if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
+                return fail(c, item, "allow[%zu]: \"under\": %s is not a directory", item,
+                            under->valuestring);
+        char why_buf[PATH_MAX + 128];
+        const char *why = policyfile_refused_dir(real, why_buf, sizeof(why_buf));
+        if (why) {
+                if (strcmp(real, under->valuestring) == 0)
+                        return fail(c, item,
+                                    "allow[%zu]: \"under\": %s cannot be opened for the "
+                                    "target: %s",
+                                    item, real, why);
                 return fail(c, item,
-                            "allow[%zu]: \"under\": /proc cannot be expressed: its entries "
-                            "depend on who opens them, and the worker opens the files",
-                            item);
-        if (!realpath(under->valuestring, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
-                return fail(c, item, "allow[%zu]: \"under\": %s is not a directory (%s)", item,
-                            under->valuestring, errno ? strerror(errno) : "not a directory");
+                            "allow[%zu]: \"under\": %s resolves to %s, which cannot be opened "
+                            "for the target: %s",
+                            item, under->valuestring, real, why);
+        }
         if (allowed_unconditionally(c->policy, "openat") ||
             allowed_unconditionally(c->policy, "open"))
                 return fail(c, item,

@@ -24,6 +24,7 @@
 #include "sandbox/policyfile.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -632,6 +633,105 @@ delete_root:
         cJSON_Delete(root);
 free_text:
         free(text);
+        return r;
+}
+
+/* realpath() of @path, whose last components need not exist yet: the
+ * longest existing prefix is resolved and the rest appended ("." and ".."
+ * in that rest are not interpreted; trailing slashes are dropped). */
+static int resolve_maybe_missing(const char *path, char *ret, size_t cap)
+{
+        char head[PATH_MAX], real[PATH_MAX];
+        size_t n = strlen(path);
+        char *slash;
+        int m;
+
+        if (n == 0 || n >= sizeof(head))
+                return -ENAMETOOLONG;
+        memcpy(head, path, n + 1);
+        while (!realpath(head, real)) {
+                if (errno != ENOENT && errno != ENOTDIR)
+                        return -errno;
+                slash = strrchr(head, '/');
+                if (!slash)
+                        return -ENOENT;
+                if (slash == head) {
+                        head[1] = '\0'; /* "/" */
+                        continue;
+                }
+                *slash = '\0';
+        }
+        const char *rest = path + strlen(head);
+        while (*rest == '/')
+                rest++;
+        m = snprintf(ret, cap, "%s%s%s", real, *rest && strcmp(real, "/") ? "/" : "", rest);
+        if (m < 0 || (size_t)m >= cap)
+                return -ENAMETOOLONG;
+        while (m > 1 && ret[m - 1] == '/')
+                ret[--m] = '\0';
+        return 0;
+}
+
+static bool dir_within(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+
+        if (strcmp(dir, "/") == 0)
+                return true;
+        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+int sandbox_policy_check(const char *name, const char *policy_json, const char *out_dir, char *err,
+                         size_t errlen)
+{
+        Policy scratch = {0};
+        cJSON *root = NULL;
+        char out_real[PATH_MAX];
+        int r;
+
+        r = policyfile_parse_json(name, policy_json, &root, err, errlen);
+        if (r < 0)
+                return r;
+        r = policyfile_apply(name, NULL, root, &scratch, err, errlen);
+        cJSON_Delete(root);
+        if (r < 0)
+                return r;
+        if (out_dir) {
+                char rel[PATH_MAX];
+
+                /* A relative name is relative to the current directory. */
+                if (out_dir[0] != '/') {
+                        int m = snprintf(rel, sizeof(rel), "./%s", out_dir);
+
+                        if (m < 0 || (size_t)m >= sizeof(rel)) {
+                                r = -ENAMETOOLONG;
+                                goto done;
+                        }
+                        out_dir = rel;
+                }
+                r = resolve_maybe_missing(out_dir, out_real, sizeof(out_real));
+                if (r < 0) {
+                        snprintf(err, errlen, "%s: cannot resolve the output directory %s: %s",
+                                 name, out_dir, strerror(-r));
+                        goto done;
+                }
+                for (size_t i = 0; i < scratch.n_dirs; i++) {
+                        if (!dir_within(out_real, scratch.dirs[i]) &&
+                            !dir_within(scratch.dirs[i], out_real))
+                                continue;
+                        snprintf(err, errlen,
+                                 "%s: \"under\": %s %s the output directory %s; the target "
+                                 "must not read the campaign's findings (name a directory "
+                                 "beside it)",
+                                 name, scratch.dirs[i],
+                                 dir_within(out_real, scratch.dirs[i]) ? "contains" : "is inside",
+                                 out_real);
+                        r = -EINVAL;
+                        goto done;
+                }
+        }
+done:
+        policy_deinit(&scratch);
         return r;
 }
 

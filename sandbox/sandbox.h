@@ -138,6 +138,17 @@ int sandbox_sigsys_syscall(const siginfo_t *si);
  */
 int sandbox_policy_load(const char *path, char **ret_json, char *err, size_t errlen);
 
+/*
+ * Checks a policy given as JSON text (sandbox_policy_load's result, or one
+ * stored in a crash.json, which is untrusted) as the worker will apply it,
+ * and that none of its directories is, contains or lies below @out_dir
+ * (the campaign's output directory, which need not exist yet; NULL: no
+ * such check). @name is how messages name the policy. Returns 0, or
+ * -EINVAL (-ENOMEM) with one line in @err.
+ */
+int sandbox_policy_check(const char *name, const char *policy_json, const char *out_dir, char *err,
+                         size_t errlen);
+
 /* What confines the runners, for reports and crash.json: {"mode", "policy",
  * "namespaces", "root", "rlimits", ...}. NULL on allocation failure. */
 struct cJSON *sandbox_describe(const Sandbox *s);

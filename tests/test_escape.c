@@ -11,7 +11,7 @@
  *     its worker alive (the run ends normally), no process left behind;
  *   - the input was recovered (it is the magic input, and verification
  *     reproduced it), and `snapfuzz reproduce` replays it.
- * Two control runs with --sandbox off show the checks would see an escape.
+ * Three control runs with --sandbox off show the checks would see an escape.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -34,6 +34,9 @@
 
 #define MAGIC "ESCAPE!"
 #define SECRET "SNAPFUZZ-TEST-SECRET-7f3a9c"
+/* In the environment of snapfuzz and so of its workers: what a target that
+ * reads /proc/<pid>/environ through the worker would see. */
+#define ENV_SECRET "snapfuzz-env-secret-51d2e8"
 
 TestSuite(escape, .timeout = 240);
 
@@ -43,6 +46,7 @@ typedef struct Escape {
         const char *kind;    /* NULL: sandbox */
         const char *marker;  /* a file in the test directory that must not appear */
         bool policy;         /* run with a policy allowing reads under DIR/allowed */
+        bool proc_link;      /* DIR/allowed/proc is a symlink to /proc */
         const char *sandbox; /* NULL: the default (strict) */
 } Escape;
 
@@ -106,6 +110,7 @@ static void world_init(World *w)
         setenv("SNAPFUZZ_ESCAPE_VICTIM", victim, 1);
         /* Every process snapfuzz starts inherits the tag. */
         setenv("SNAPFUZZ_ESCAPE_TAG", w->tag, 1);
+        setenv("SECRET_TOKEN", ENV_SECRET, 1);
 }
 
 static void world_deinit(World *w)
@@ -206,6 +211,12 @@ static void run(World *w, const Escape *e, SfRun *r)
                 args[n++] = "--sandbox";
                 args[n++] = e->sandbox;
         }
+        if (e->proc_link) {
+                char link[700];
+
+                snprintf(link, sizeof(link), "%s/allowed/proc", w->dir);
+                cr_assert_eq(symlink("/proc", link), 0);
+        }
         if (e->policy) {
                 FILE *f;
 
@@ -243,6 +254,8 @@ static void expect_no_side_effects(World *w, const Escape *e, const SfRun *r)
         cr_expect(victim_alive(w), "%s: the victim process was killed", e->name);
         cr_expect_not(strstr(r->out, SECRET) || strstr(r->err, SECRET),
                       "%s: the secret was printed", e->name);
+        cr_expect_not(strstr(r->out, ENV_SECRET) || strstr(r->err, ENV_SECRET),
+                      "%s: the environment's secret was printed", e->name);
         cr_expect_not(strstr(r->out, "root:") || strstr(r->err, "root:"),
                       "%s: /etc/shadow was printed", e->name);
         cr_expect_not(strstr(r->err, "starting a new one"), "%s: a worker died:\n%s", e->name,
@@ -288,6 +301,11 @@ static void escape_is_stopped(const Escape *e)
         field = sf_crash_field(w.out, id, "output");
         cr_expect_not(strstr(field, SECRET), "%s: the secret is in crash.json", e->name);
         free(field);
+        snprintf(input, sizeof(input), "%s/crashes/%s/crash.json", w.out, id);
+        data = sf_read(input, &len);
+        cr_expect(data && !memmem(data, len, ENV_SECRET, strlen(ENV_SECRET)),
+                  "%s: the environment's secret is in crash.json", e->name);
+        free(data);
 
         snprintf(input, sizeof(input), "%s/crashes/%s/input", w.out, id);
         data = sf_read(input, &len);
@@ -322,6 +340,20 @@ ESCAPE_TEST(read_shadow, .syscall = "openat")
 ESCAPE_TEST(proc_self_mem, .syscall = "openat")
 ESCAPE_TEST(policy_escape, .syscall = "openat", .policy = true)
 ESCAPE_TEST(memfd_exec, .syscall = "memfd_create")
+/* The worker's environment and command line, through /proc. */
+ESCAPE_TEST(proc_self_environ, .syscall = "openat")
+ESCAPE_TEST(proc1_environ, .syscall = "openat")
+ESCAPE_TEST(proc1_cmdline, .syscall = "openat")
+ESCAPE_TEST(proc_via_symlink, .syscall = "openat", .policy = true, .proc_link = true)
+
+/* With a policy that opens files under a directory, /proc outside it is
+ * still refused (the worker opens only below that directory). */
+Test(escape, proc_environ_with_a_policy)
+{
+        static const Escape e = {
+            .name = "escape_proc_self_environ", .syscall = "openat", .policy = true};
+        escape_is_stopped(&e);
+}
 /* Programs and processes. */
 ESCAPE_TEST(exec_shell, .syscall = "execve", .marker = "executed")
 ESCAPE_TEST(system_shell, .syscall = "clone", .marker = "system")
@@ -477,4 +509,82 @@ Test(escape, bad_policy_files_are_usage_errors)
             "\"value\": 1}, {\"arg\": 1, \"op\": \"<\", \"value\": 9}]}]}",
             "policy.json:2:", "cannot be expressed");
         bad_policy("{\"allow\": [\"ptrace\"]}", "policy.json:1:", "cannot be allowed");
+}
+
+/*
+ * A policy whose directory is /proc under another name: refused before
+ * anything runs (exit 2, one line), so the target that reads the worker's
+ * environment never runs, and the secret in it is never printed.
+ */
+static void hostile_policy(World *w, const char *under, const char *what)
+{
+        char policy[700];
+        const char *args[] = {"run",    sf_target("escape_proc_self_environ"),
+                              w->seeds, "--out",
+                              w->out,   "--sandbox-policy",
+                              policy,   "--max-total-time",
+                              "20",     NULL};
+        SfRun r;
+        FILE *f;
+
+        snprintf(policy, sizeof(policy), "%s/hostile.json", w->dir);
+        f = fopen(policy, "w");
+        fprintf(f, "{\"allow\": [{\"syscall\": \"openat\", \"under\": \"%s\"}]}\n", under);
+        fclose(f);
+        sf_run(&r, 60, args);
+        cr_expect_eq(r.exit_code, 2, "%s: stderr:\n%s", under, r.err);
+        cr_expect(strstr(r.err, what), "%s: '%s' not in:\n%s", under, what, r.err);
+        cr_expect_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line:\n%s", r.err);
+        cr_expect_not(strstr(r.out, ENV_SECRET) || strstr(r.err, ENV_SECRET), "%s: printed", under);
+        cr_expect_neq(access(w->out, F_OK), 0, "%s: something ran", under);
+        sf_run_free(&r);
+}
+
+Test(escape, hostile_policies_that_open_proc_are_refused)
+{
+        World w;
+        char link[700], a[700], b[700];
+        static const char *const proc = "cannot be opened for the target: /proc";
+
+        world_init(&w);
+        snprintf(link, sizeof(link), "%s/procl", w.dir);
+        cr_assert_eq(symlink("/proc", link), 0);
+        snprintf(a, sizeof(a), "%s/chain-a", w.dir);
+        snprintf(b, sizeof(b), "%s/chain-b", w.dir);
+        cr_assert_eq(symlink(b, a), 0);
+        cr_assert_eq(symlink("/sys/../proc/self/..", b), 0);
+
+        hostile_policy(&w, "/proc", proc);
+        hostile_policy(&w, "/etc/../proc", proc);
+        hostile_policy(&w, "/sys/..//proc", proc);
+        hostile_policy(&w, "/proc///", proc);
+        hostile_policy(&w, link, proc);
+        hostile_policy(&w, a, proc);
+        hostile_policy(&w, "/proc/self/root/proc", proc);
+        hostile_policy(&w, "/", "the whole file system");
+        hostile_policy(&w, "/proc/self/root", "the whole file system");
+        /* The output directory's parent: the findings are not the target's. */
+        hostile_policy(&w, w.dir, "contains the output directory");
+        world_deinit(&w);
+}
+
+/* The control: with the sandbox off the same target reads its
+ * environment, and the secret lands in the crash's output. */
+Test(escape, control_without_the_sandbox_the_environment_is_read)
+{
+        World w;
+        SfRun r;
+        static const Escape e = {.name = "escape_proc_self_environ", .sandbox = "off"};
+        char *id, *field;
+
+        world_init(&w);
+        run(&w, &e, &r);
+        cr_expect_eq(r.exit_code, 1, "stderr:\n%s", r.err);
+        id = sf_only_crash(w.out);
+        field = sf_crash_field(w.out, id, "output");
+        cr_expect(strstr(field, ENV_SECRET), "the control attempt should read it: %s", field);
+        free(field);
+        free(id);
+        sf_run_free(&r);
+        world_deinit(&w);
 }

@@ -106,12 +106,161 @@ Test(policyfile, conditions_it_cannot_express)
                      "cannot be combined");
         /* /proc depends on who opens it: the worker would open its own. */
         EXPECT_ERROR("{\"allow\": [{\"syscall\": \"openat\", \"under\": \"/proc/self\"}]}",
-                     "/proc cannot be expressed");
+                     "resolves to /proc/", "/proc shows whoever opens it");
         /* An unconditional open would make the directory meaningless. */
         EXPECT_ERROR("{\"allow\": [{\"syscall\": \"openat\", \"under\": \"/tmp\"}, \"openat\"]}",
                      "allow[1]", "meaningless");
         EXPECT_ERROR("{\"allow\": [\"openat\", {\"syscall\": \"openat\", \"under\": \"/tmp\"}]}",
                      "allow[1]", "no effect");
+}
+
+/* A policy whose only rule opens files under @dir. */
+static char *under_policy(const char *dir)
+{
+        char *text = NULL;
+
+        cr_assert_gt(
+            asprintf(&text, "{\"allow\": [{\"syscall\": \"openat\", \"under\": \"%s\"}]}", dir), 0);
+        return text;
+}
+
+#define EXPECT_UNDER_REFUSED(dir, ...)                                                             \
+        do {                                                                                       \
+                char *text_ = under_policy(dir);                                                   \
+                const char *const needles_[] = {"allow[0]: \"under\": ", __VA_ARGS__, NULL};       \
+                expect_error(text_, needles_);                                                     \
+                free(text_);                                                                       \
+        } while (0)
+
+static const char *const proc_why = "cannot be opened for the target: /proc shows whoever opens it";
+
+/* The refused set is judged on the resolved path: each spelling that names
+ * /proc (or "/") another way is refused with the path it resolves to. */
+Test(policyfile, under_is_resolved_before_it_is_judged)
+{
+        EXPECT_UNDER_REFUSED("/proc", "/proc cannot be opened for the target: /proc shows");
+        EXPECT_UNDER_REFUSED("/etc/../proc", "/etc/../proc resolves to /proc,", proc_why);
+        EXPECT_UNDER_REFUSED("/sys/..//proc", "/sys/..//proc resolves to /proc,", proc_why);
+        EXPECT_UNDER_REFUSED("/proc///", "/proc/// resolves to /proc,", proc_why);
+        EXPECT_UNDER_REFUSED("/proc/self/", "resolves to /proc/", proc_why);
+        EXPECT_UNDER_REFUSED("/", "/ cannot be opened", "the whole file system");
+        EXPECT_UNDER_REFUSED("//", "// resolves to /,", "the whole file system");
+        EXPECT_UNDER_REFUSED("/etc/..", "/etc/.. resolves to /,", "the whole file system");
+        /* /proc/self/root is a magic link to the root of the file system. */
+        EXPECT_UNDER_REFUSED("/proc/self/root", "resolves to /,", "the whole file system");
+        EXPECT_UNDER_REFUSED("/sys/", "resolves to /sys,", "kernel");
+        EXPECT_UNDER_REFUSED("/dev", "/dev cannot be opened", "device files");
+        EXPECT_UNDER_REFUSED("/dev/", "/dev/ resolves to /dev,", "device files");
+}
+
+Test(policyfile, under_through_symlinks_is_refused)
+{
+        char dir[] = "/tmp/snapfuzz-links-XXXXXX";
+        char a[64], b[64], c[64], proc[64];
+
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(proc, sizeof(proc), "%s/proc", dir);
+        snprintf(a, sizeof(a), "%s/a", dir);
+        snprintf(b, sizeof(b), "%s/b", dir);
+        snprintf(c, sizeof(c), "%s/c", dir);
+        cr_assert_eq(symlink("/proc", proc), 0);
+        /* A chain: a -> b -> c -> /sys/../proc/. */
+        cr_assert_eq(symlink(b, a), 0);
+        cr_assert_eq(symlink(c, b), 0);
+        cr_assert_eq(symlink("/sys/../proc/", c), 0);
+
+        char *msg = NULL;
+        cr_assert_gt(asprintf(&msg, "%s resolves to /proc,", proc), 0);
+        EXPECT_UNDER_REFUSED(proc, msg, proc_why);
+        free(msg);
+        cr_assert_gt(asprintf(&msg, "%s resolves to /proc,", a), 0);
+        EXPECT_UNDER_REFUSED(a, msg, proc_why);
+        free(msg);
+        /* A broken link names what is missing. */
+        cr_assert_eq(unlink(c), 0);
+        cr_assert_eq(symlink("/nonexistent-sf/x", c), 0);
+        cr_assert_gt(asprintf(&msg, "%s does not exist", a), 0);
+        EXPECT_UNDER_REFUSED(a, msg);
+        free(msg);
+        unlink(a);
+        unlink(b);
+        unlink(c);
+        unlink(proc);
+        rmdir(dir);
+}
+
+/* The user's home and its credential directories are refused; a directory
+ * below home that holds no credentials is fine. */
+Test(policyfile, under_home_and_credentials_are_refused)
+{
+        char home[] = "/tmp/snapfuzz-home-XXXXXX";
+        char path[128], *json = NULL, err[1024];
+
+        cr_assert_not_null(mkdtemp(home));
+        cr_assert_eq(setenv("HOME", home, 1), 0);
+        snprintf(path, sizeof(path), "%s/.ssh", home);
+        cr_assert_eq(mkdir(path, 0700), 0);
+        EXPECT_UNDER_REFUSED(path, "~/.ssh holds credentials");
+        EXPECT_UNDER_REFUSED(home, "contains your home directory");
+        EXPECT_UNDER_REFUSED("/tmp", "contains your home directory");
+        rmdir(path);
+        snprintf(path, sizeof(path), "%s/testdata", home);
+        cr_assert_eq(mkdir(path, 0700), 0);
+        char *text = under_policy(path);
+        char *file = write_policy(text);
+        cr_expect_eq(sandbox_policy_load(file, &json, err, sizeof(err)), 0, "%s", err);
+        free(json);
+        unlink(file);
+        free(file);
+        free(text);
+        rmdir(path);
+        rmdir(home);
+}
+
+/* The output directory, anything holding it and anything in it, checked on
+ * resolved paths whether or not the output directory exists yet. */
+Test(policyfile, under_the_output_directory_is_refused)
+{
+        char dir[] = "/tmp/snapfuzz-outchk-XXXXXX";
+        char out[96], data[96], err[1024] = "";
+        char *policy = NULL;
+
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(data, sizeof(data), "%s/data", dir);
+        cr_assert_eq(mkdir(data, 0700), 0);
+
+        policy = under_policy(dir);
+        cr_expect_eq(sandbox_policy_check("p.json", policy, out, err, sizeof(err)), -EINVAL);
+        cr_expect(strstr(err, "p.json: \"under\": ") && strstr(err, "contains the output "
+                                                                    "directory"),
+                  "%s", err);
+        cr_expect_null(strchr(err, '\n'));
+        /* The same through a symlink and a trailing slash on the output. */
+        char link[96], via[128];
+        snprintf(link, sizeof(link), "%s/data/up", dir);
+        cr_assert_eq(symlink("..", link), 0);
+        snprintf(via, sizeof(via), "%s/data/up/out/", dir);
+        cr_expect_eq(sandbox_policy_check("p.json", policy, via, err, sizeof(err)), -EINVAL);
+        free(policy);
+
+        cr_assert_eq(mkdir(out, 0700), 0);
+        snprintf(via, sizeof(via), "%s/crashes", out);
+        cr_assert_eq(mkdir(via, 0700), 0);
+        policy = under_policy(via);
+        cr_expect_eq(sandbox_policy_check("p.json", policy, out, err, sizeof(err)), -EINVAL);
+        cr_expect(strstr(err, "is inside the output directory"), "%s", err);
+        free(policy);
+
+        /* A directory beside the output directory is fine. */
+        policy = under_policy(data);
+        cr_expect_eq(sandbox_policy_check("p.json", policy, out, err, sizeof(err)), 0, "%s", err);
+        free(policy);
+        unlink(link);
+        rmdir(via);
+        rmdir(out);
+        rmdir(data);
+        rmdir(dir);
 }
 
 Test(policyfile, malformed_rules)
@@ -138,7 +287,9 @@ Test(policyfile, malformed_rules)
                      "could never match");
         EXPECT_ERROR("{\"allow\": [{\"syscall\": \"openat\", \"under\": \"tmp\"}]}", "absolute");
         EXPECT_ERROR("{\"allow\": [{\"syscall\": \"openat\", \"under\": \"/nonexistent-sf\"}]}",
-                     "not a directory");
+                     "/nonexistent-sf does not exist");
+        EXPECT_ERROR("{\"allow\": [{\"syscall\": \"openat\", \"under\": \"/etc/passwd\"}]}",
+                     "/etc/passwd is not a directory");
 }
 
 Test(policyfile, missing_file)
