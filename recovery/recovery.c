@@ -463,6 +463,9 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *job)
         cJSON_AddStringToObject(report, "kind", c.kind);
         cJSON_AddStringToObject(report, "message", c.message);
         cJSON_AddStringToObject(report, "signature", c.signature);
+        /* false: no symbolizer, so the signature names frames by
+         * module+offset (recovery/symbolize.h). */
+        cJSON_AddBoolToObject(report, "symbolized", symbolize_available());
         if (cJSON_GetObjectItemCaseSensitive(died, "signal")) {
                 int sig = (int)msg_int(died, "signal", 0);
                 const char *abbrev = sigabbrev_np(sig);
