@@ -164,6 +164,13 @@ static Outcome judge_no_crash(const Trials *T, int trial, const RecorderLane *la
         size_t err_len;
         char *err = (char *)sf_read(path, &err_len);
         bool no_input = err && strstr(err, "the runner died before it ran any input");
+        if (getenv("SF_KILL_DEBUG"))
+                fprintf(stderr,
+                        "trial %d: no crash | runner deaths %g, inputs lost %g%s | latest call "
+                        "%lu: batch %lu iteration %lu of %lu, returned\n",
+                        trial, deaths, lost, no_input ? " (before any input)" : "",
+                        (unsigned long)last->n, (unsigned long)last->batch_id,
+                        (unsigned long)last->count, (unsigned long)last->iters);
         if (!(deaths == 0 && lost == 0) && !(deaths == 1 && lost == 1 && no_input))
                 trial_fail(T, trial,
                            "no crash stored, %g runner deaths, %g inputs lost, after the "
