@@ -73,15 +73,18 @@ static void sig_add(char *buf, size_t cap, const char *part)
                 snprintf(buf + n, cap - n, "|%s", part);
 }
 
-/* "module!function" for a frame, or "module+0xoffset" without one; the top
- * frame adds its line ("module!function:42") when debug info has it, so two
- * crashes in one function are told apart while callers' edits do not change
- * the id. The debug-info name comes first: dladdr only knows exported
- * symbols, and names a static function after the exported one before it. */
+/* "module!function" for a frame the symbolizer named, or "module+0xoffset"
+ * without one; the top frame adds its line ("module!function:42") when
+ * debug info has it, so two crashes in one function are told apart while
+ * callers' edits do not change the id. dladdr's "symbol" is never used:
+ * it knows exported symbols only and names a static function after the
+ * exported one before it, so without a symbolizer (recovery/symbolize.h)
+ * a signature is module+offset throughout rather than a mix that reads
+ * like names but means addresses. */
 static void frame_name(const cJSON *f, bool top, char *buf, size_t cap)
 {
         const char *module = msg_str(f, "module", "?");
-        const char *symbol = msg_str(f, "function", msg_str(f, "symbol", NULL));
+        const char *symbol = msg_str(f, "function", NULL);
         int64_t line = msg_int(f, "line", 0);
         if (symbol && top && line > 0)
                 snprintf(buf, cap, "%s!%s:%lld", module, symbol, (long long)line);

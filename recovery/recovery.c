@@ -498,6 +498,9 @@ static void report_add_death(Helper *hp, const Job *j, cJSON *report)
         cJSON_AddStringToObject(report, "kind", j->c.kind);
         cJSON_AddStringToObject(report, "message", j->c.message);
         cJSON_AddStringToObject(report, "signature", j->c.signature);
+        /* false: no symbolizer, so the signature names frames by
+         * module+offset (recovery/symbolize.h). */
+        cJSON_AddBoolToObject(report, "symbolized", symbolize_available());
         if (cJSON_GetObjectItemCaseSensitive(j->died, "signal")) {
                 int sig = (int)msg_int(j->died, "signal", 0);
                 const char *abbrev = sigabbrev_np(sig);

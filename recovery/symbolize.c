@@ -17,6 +17,7 @@
 
 #include "core/clock.h"
 #include "core/hash.h"
+#include "core/log.h"
 #include "core/msg.h"
 #include "recovery/classify.h"
 #include "recovery/symbolize.h"
@@ -41,10 +42,18 @@ static int find_in_path(const char *name, char *ret, size_t cap)
         return -ENOENT;
 }
 
+/* The symbolizer to run, found once per process. An explicit
+ * SNAPFUZZ_SYMBOLIZER is the only one tried: a wrong path is reported, not
+ * silently replaced by another symbolizer. */
+static int symbolizer_state; /* 0: not looked for yet, 1: found, -1: none */
+static char symbolizer_path[4096];
+
 static int find_symbolizer(char *ret, size_t cap)
 {
         const char *env = getenv("SNAPFUZZ_SYMBOLIZER");
-        if (env && *env && access(env, X_OK) == 0) {
+        if (env && *env) {
+                if (access(env, X_OK) < 0)
+                        return -ENOENT;
                 snprintf(ret, cap, "%s", env);
                 return 0;
         }
@@ -58,6 +67,28 @@ static int find_symbolizer(char *ret, size_t cap)
         }
         globfree(&g);
         return -ENOENT;
+}
+
+bool symbolize_available(void)
+{
+        if (symbolizer_state != 0)
+                return symbolizer_state > 0;
+        if (find_symbolizer(symbolizer_path, sizeof(symbolizer_path)) == 0) {
+                symbolizer_state = 1;
+                return true;
+        }
+        symbolizer_state = -1;
+        const char *env = getenv("SNAPFUZZ_SYMBOLIZER");
+        if (env && *env)
+                log_warn("SNAPFUZZ_SYMBOLIZER=%s is not an executable: crashes are not "
+                         "symbolized; their signatures name frames by module+offset "
+                         "(crash.json: \"symbolized\": false)",
+                         env);
+        else
+                log_warn("no llvm-symbolizer found (Debian: apt-get install llvm-14, or set "
+                         "SNAPFUZZ_SYMBOLIZER): crashes are not symbolized; their signatures "
+                         "name frames by module+offset (crash.json: \"symbolized\": false)");
+        return false;
 }
 
 /* Runs @argv with @input on stdin; returns its stdout (NUL-terminated,
@@ -231,7 +262,6 @@ static void cache_put(const char *path, unsigned long long offset, const char *f
 
 int symbolize_frames(cJSON *frames, bool target_only)
 {
-        char tool[4096];
         cJSON *todo[SYMBOLIZE_MAX_FRAMES];
         unsigned long long todo_off[SYMBOLIZE_MAX_FRAMES];
         int n = 0, done = 0;
@@ -269,11 +299,11 @@ int symbolize_frames(cJSON *frames, bool target_only)
                 todo_off[n] = o;
                 todo[n++] = f;
         }
-        if (n == 0 || find_symbolizer(tool, sizeof(tool)) < 0) {
+        if (n == 0 || !symbolize_available()) {
                 free(input);
                 return done;
         }
-        char *const argv[] = {tool,
+        char *const argv[] = {symbolizer_path,
                               (char *)"--output-style=LLVM",
                               (char *)"--inlining=false",
                               (char *)"--functions=linkage",

@@ -1,10 +1,15 @@
 /*
  * Symbolization outside the sandbox: module-relative frames (the "path"
  * and "offset" the worker resolved with dladdr) become function names and
- * file:line from the modules' debug info, using llvm-symbolizer, or
- * addr2line when it is missing. It runs in the recovery helper and in
- * `reproduce`, never in a runner, so the sandbox stays closed to process
- * creation.
+ * file:line from the modules' debug info, using llvm-symbolizer
+ * (SNAPFUZZ_SYMBOLIZER, else llvm-symbolizer on PATH, else
+ * /usr/bin/llvm-symbolizer-N; Debian's llvm-14 package). It runs in the
+ * recovery helper and in `reproduce`, never in a runner, so the sandbox
+ * stays closed to process creation.
+ *
+ * Without a symbolizer nothing is guessed: frames keep their module and
+ * offset only, signatures name them that way (recovery/classify.h), crash
+ * reports say "symbolized": false, and the process says so once on stderr.
  */
 #pragma once
 
@@ -20,3 +25,8 @@
  * so that they land in the call. Returns the number of frames symbolized;
  * 0 when no symbolizer is installed. */
 int symbolize_frames(cJSON *frames, bool target_only);
+
+/* Whether a symbolizer can be run. The first call that finds none prints
+ * one note on stderr (what is missing, how to install or name one, and
+ * that signatures fall back to module+offset); later calls are silent. */
+bool symbolize_available(void);

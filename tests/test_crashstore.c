@@ -218,12 +218,12 @@ Test(classify, signature_uses_target_frames_and_ignores_addresses)
 {
         const char *a =
             "[{\"pc\":\"0x7f01\",\"module\":\"libc.so.6\",\"symbol\":\"abort\"},"
-            "{\"pc\":\"0x7f02\",\"module\":\"t.so\",\"symbol\":\"parse\",\"offset\":\"0x10\"},"
+            "{\"pc\":\"0x7f02\",\"module\":\"t.so\",\"function\":\"parse\",\"offset\":\"0x10\"},"
             "{\"pc\":\"0x5501\",\"module\":\"snapfuzz\"}]";
         const char *b =
             "[{\"pc\":\"0x7e01\",\"module\":\"libc.so.6\",\"symbol\":\"abort\"},"
-            "{\"pc\":\"0x7e02\",\"module\":\"t.so\",\"symbol\":\"parse\",\"offset\":\"0x10\"}]";
-        const char *other = "[{\"pc\":\"0x7f02\",\"module\":\"t.so\",\"symbol\":\"lex\"}]";
+            "{\"pc\":\"0x7e02\",\"module\":\"t.so\",\"function\":\"parse\",\"offset\":\"0x10\"}]";
+        const char *other = "[{\"pc\":\"0x7f02\",\"module\":\"t.so\",\"function\":\"lex\"}]";
         Classification ca, cb, co;
         cJSON *m1 = died("crash", SIGABRT, a), *m2 = died("crash", SIGABRT, b),
               *m3 = died("crash", SIGABRT, other);
@@ -234,4 +234,22 @@ Test(classify, signature_uses_target_frames_and_ignores_addresses)
         cr_expect_str_eq(ca.id, cb.id, "same bug, different addresses: one id");
         cr_expect_str_neq(ca.id, co.id);
         cr_expect(crashstore_id_valid(ca.id));
+        cJSON_Delete(m1);
+        cJSON_Delete(m2);
+        cJSON_Delete(m3);
+}
+
+/* A frame the symbolizer did not name is module+offset: dladdr's "symbol"
+ * (exported names only; a static function gets the export before it) does
+ * not go into signatures. */
+Test(classify, an_unsymbolized_frame_is_named_by_offset_not_by_dladdr)
+{
+        const char *frames =
+            "[{\"pc\":\"0x7f02\",\"module\":\"t.so\",\"symbol\":\"LLVMFuzzerTestOneInput\","
+            "\"symoff\":\"0x90\",\"offset\":\"0x1290\"}]";
+        Classification c;
+        cJSON *m = died("crash", SIGSEGV, frames);
+        classify_death(m, &c);
+        cr_expect_str_eq(c.signature, "segv|t.so+0x1290");
+        cJSON_Delete(m);
 }

@@ -53,8 +53,8 @@ static const char *function_of(const cJSON *frames)
 
 Test(symbolize, a_frame_seen_before_does_not_start_the_symbolizer_again)
 {
-        if (system("command -v llvm-symbolizer >/dev/null 2>&1") != 0)
-                cr_skip_test("llvm-symbolizer is not installed");
+        cr_assert_eq(system("command -v llvm-symbolizer >/dev/null 2>&1"), 0,
+                     "llvm-symbolizer is not installed (scripts/setup.sh installs llvm)");
         char dir[] = "/tmp/snapfuzz-sym-XXXXXX", script[128], count[128], line[64];
         cr_assert_not_null(mkdtemp(dir));
         snprintf(script, sizeof(script), "%s/symbolizer", dir);
@@ -86,4 +86,17 @@ Test(symbolize, a_frame_seen_before_does_not_start_the_symbolizer_again)
         unlink(count);
         unlink(script);
         rmdir(dir);
+}
+
+/* A symbolizer named but missing is not replaced by another one: nothing
+ * is symbolized, the frame keeps only its module and offset. */
+Test(symbolize, a_missing_symbolizer_leaves_frames_unnamed)
+{
+        setenv("SNAPFUZZ_SYMBOLIZER", "/nonexistent/llvm-symbolizer", 1);
+        cJSON *frames = marker_frames();
+        cr_expect_not(symbolize_available());
+        cr_expect_eq(symbolize_frames(frames, false), 0);
+        cr_expect_str_eq(function_of(frames), "");
+        cr_expect_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(frames, 0), "file"));
+        cJSON_Delete(frames);
 }

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Reads a results directory written by run.sh (or ttf.sh) and prints the
 table; draws one coverage-over-time PNG per harness with gnuplot.
+Everything it writes goes into RESULTS_DIR (run.sh's default,
+bench/real/results/, is ignored by git); summary.md and summary.png are
+what a published report copies to bench/results/<run>/.
 
 usage: bench/real/report.py RESULTS_DIR
 
@@ -244,11 +247,12 @@ def main():
     for n in notes:
         print(n)
     md += [''] + notes + ['']
+    # summary.md embeds summary.png only: a published report
+    # (bench/results/<run>/) keeps summary.md and summary.png, nothing else.
     for p in plots:
         print('plot: %s' % p)
-        if p.endswith('.svg'):
-            rel = os.path.relpath(p, res)
-            md.append('![%s](%s)' % (os.path.dirname(rel) or 'all harnesses', rel))
+        if os.path.relpath(p, res) == 'summary.png':
+            md.append('![all harnesses](summary.png)')
     with open(os.path.join(res, 'summary.md'), 'w') as out:
         out.write('\n'.join(md) + '\n')
     print('summary: %s' % os.path.join(res, 'summary.md'))

@@ -1,19 +1,21 @@
 /*
- * A test target that records every input it receives, so a test can compare
+ * A test target that records every input it receives, labelled with the
+ * iteration snapfuzz's replay record says is running, so a test can compare
  * the input a runner was executing when it died with the one snapfuzz
- * recovers from its replay record. The layout of the shared file and the
- * rules for reading it are in recorder.h.
+ * recovers. The layout of the shared file and the rules for reading it are
+ * in recorder.h.
  *
- * LLVMFuzzerInitialize maps the file named by SNAPFUZZ_TEST_RECORD; it runs
- * in the worker before the sandbox exists, and the mapping is inherited by
- * every runner forked from it. LLVMFuzzerTestOneInput then only uses
- * getpid() and memory, both of which a sandboxed runner may use. After
- * recording, the input goes through a small tokenizer with many branches, so
- * coverage keeps growing and the fuzzer keeps producing new inputs; the
- * target never crashes on its own. Without the variable set it only
- * tokenizes.
+ * LLVMFuzzerInitialize maps the file named by SNAPFUZZ_TEST_RECORD and finds
+ * the replay record in /proc/self/maps; it runs in the worker before the
+ * sandbox exists, and both mappings are inherited by every runner forked
+ * from it. LLVMFuzzerTestOneInput then only uses memory (and getpid() once
+ * per process), which a sandboxed runner may use. After recording, the
+ * input goes through a small tokenizer with many branches, so coverage keeps
+ * growing and the fuzzer keeps producing new inputs; the target never
+ * crashes on its own. Without the variable set it only tokenizes.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,20 +24,56 @@
 #include <unistd.h>
 
 #include "recorder.h"
+#include "snapfuzz/record.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /*
  * Per-process state, on purpose: the worker initializes it, and each runner
- * gets its own copy at fork, so call counts start at 0 in every runner.
+ * gets its own copy at fork, so call counts start at 0 in every runner and
+ * each runner claims its own lane.
  */
 static RecorderShm *recorder_shm;
+static const RecordHeader *recorder_replay;
 static uint64_t recorder_calls;
+static RecorderLane *recorder_lane;
+static uint64_t recorder_lane_index;
+static pid_t recorder_pid;
 
 /* The tokenizer's result, exported so the compiler keeps the branches that compute it. */
 extern uint64_t recorder_digest;
 uint64_t recorder_digest;
+
+/* A forked process (each runner) counts its calls from 0 in a lane of its
+ * own, whatever its parent did. */
+static void recorder_forked(void)
+{
+        recorder_calls = 0;
+        recorder_lane = NULL;
+}
+
+/* The worker's replay record: the shared mapping of the memfd snapfuzz
+ * names "snapfuzz-record", its header at offset 0. NULL when there is none
+ * (the target loaded by something else than a snapfuzz worker). */
+static const RecordHeader *recorder_find_replay_record(void)
+{
+        FILE *maps = fopen("/proc/self/maps", "re");
+        char line[1024];
+        const RecordHeader *found = NULL;
+
+        if (!maps)
+                return NULL;
+        while (!found && fgets(line, sizeof(line), maps)) {
+                unsigned long lo, hi, off;
+                if (strstr(line, "/memfd:snapfuzz-record") &&
+                    sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &off) == 3 && off == 0 &&
+                    hi - lo >= sizeof(RecordHeader))
+                        found = (const RecordHeader *)(uintptr_t)lo;
+        }
+        fclose(maps);
+        return found;
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -43,6 +81,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         void *p;
         int fd;
 
+        (void)argc;
+        (void)argv;
         if (!path || !*path)
                 return 0;
 
@@ -66,43 +106,81 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         }
         close(fd);
 
-        /* pid and n describe calls only: a process that merely initializes
-         * (the recovery helper's verification worker) must not make the
-         * test take it for the runner. */
+        /* pid and lane describe calls only: a process that merely
+         * initializes (the recovery helper's verification worker) must not
+         * make the test take it for the runner. */
         recorder_shm = p;
+        pthread_atfork(NULL, NULL, recorder_forked);
+        recorder_replay = recorder_find_replay_record();
+        if (!recorder_replay)
+                __atomic_fetch_add(&recorder_shm->unlabelled_inits, 1, __ATOMIC_RELAXED);
         __atomic_fetch_add(&recorder_shm->inits, 1, __ATOMIC_RELEASE);
         __atomic_store_n(&recorder_shm->magic, RECORDER_MAGIC, __ATOMIC_RELEASE);
         return 0;
 }
 
-static void recorder_record(RecorderShm *shm, uint64_t n, const uint8_t *data, size_t size)
-{
-        RecorderSlot *slot = &shm->ring[n % RECORDER_RING];
-        size_t keep = size < RECORDER_MAX_DATA ? size : RECORDER_MAX_DATA;
-        uint64_t seq;
+/*
+ * The recording path is not instrumented: from the runner's count store to
+ * the end of the copy the input is not observable (a kill there is judged
+ * as such by the test), and SanitizerCoverage's comparison callbacks into
+ * snapfuzz would make that window many times longer.
+ */
+#define RECORDER_UNINSTRUMENTED __attribute__((no_sanitize("coverage")))
 
-        /* getpid() once per process (a runner's first call), not per call:
-         * a syscall here would be where a pending SIGKILL lands, every time,
-         * inside the window the test cannot judge. */
-        static pid_t pid;
-        if (n == 1 || pid == 0)
-                pid = getpid();
-        shm->pid = pid;
-        __atomic_store_n(&shm->n, n, __ATOMIC_RELEASE);
+/* A process's first call claims a lane and forgets what its last owner
+ * left in it. */
+RECORDER_UNINSTRUMENTED static void recorder_claim_lane(RecorderShm *shm)
+{
+        recorder_pid = getpid();
+        recorder_lane_index =
+            __atomic_fetch_add(&shm->claimed, 1, __ATOMIC_RELAXED) % RECORDER_LANES;
+        recorder_lane = &shm->lanes[recorder_lane_index];
+        __atomic_store_n(&recorder_lane->n, 0, __ATOMIC_RELAXED);
+        for (unsigned i = 0; i < RECORDER_RING; i++) {
+                __atomic_store_n(&recorder_lane->ring[i].seq, 1, __ATOMIC_RELAXED);
+                recorder_lane->ring[i].n = 0;
+        }
+        __atomic_store_n(&recorder_lane->pid, recorder_pid, __ATOMIC_RELEASE);
+}
+
+/* Records call @n; returns its slot, for the call to mark as returned. */
+RECORDER_UNINSTRUMENTED static RecorderSlot *recorder_record(RecorderShm *shm, uint64_t n,
+                                                             const uint8_t *data, size_t size)
+{
+        const RecordHeader *h = recorder_replay;
+        /* The label first: count names this input from before the call. */
+        uint64_t count = h ? __atomic_load_n(&h->count, __ATOMIC_RELAXED) : 0;
+        uint64_t batch_id = h ? h->batch_id : 0;
+        uint64_t iters = h ? h->iters : 0;
+
+        if (!recorder_lane)
+                recorder_claim_lane(shm);
+        RecorderLane *lane = recorder_lane;
+        RecorderSlot *slot = &lane->ring[n % RECORDER_RING];
+        size_t keep = size < RECORDER_MAX_DATA ? size : RECORDER_MAX_DATA;
+
+        shm->pid = recorder_pid;
+        shm->lane = recorder_lane_index;
+        __atomic_store_n(&lane->n, n, __ATOMIC_RELEASE);
 
         /*
          * A runner killed mid-write leaves an odd seq behind; rounding up to
          * the next odd value keeps "odd means incomplete" true for the next
          * writer as well.
          */
-        seq = (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) + 1) | 1;
+        uint64_t seq = (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) + 1) | 1;
         __atomic_store_n(&slot->seq, seq, __ATOMIC_RELAXED);
         __atomic_thread_fence(__ATOMIC_RELEASE);
         slot->n = n;
         slot->len = size;
-        slot->pid = shm->pid;
+        slot->batch_id = batch_id;
+        slot->count = count;
+        slot->iters = iters;
+        slot->labelled = h != NULL;
+        slot->returned = 0;
         memcpy(slot->data, data, keep);
         __atomic_store_n(&slot->seq, seq + 1, __ATOMIC_RELEASE);
+        return slot;
 }
 
 /*
@@ -110,7 +188,7 @@ static void recorder_record(RecorderShm *shm, uint64_t n, const uint8_t *data, s
  * and brackets. Each kind of byte, and each pair of token kinds in a row,
  * takes a different branch, so new inputs keep finding new edges.
  */
-static uint64_t recorder_tokenize(const uint8_t *data, size_t size)
+__attribute__((noinline)) static uint64_t recorder_tokenize(const uint8_t *data, size_t size)
 {
         enum { TOK_NONE, TOK_NUMBER, TOK_NAME, TOK_OP, TOK_OPEN, TOK_CLOSE } prev = TOK_NONE;
         uint64_t digest = 1469598103934665603u;
@@ -177,13 +255,16 @@ static uint64_t recorder_tokenize(const uint8_t *data, size_t size)
         return digest;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+RECORDER_UNINSTRUMENTED int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         uint64_t n = ++recorder_calls;
+        RecorderSlot *slot = NULL;
 
         if (recorder_shm)
-                recorder_record(recorder_shm, n, data, size);
+                slot = recorder_record(recorder_shm, n, data, size);
         recorder_digest = recorder_tokenize(data, size);
+        if (slot)
+                __atomic_store_n(&slot->returned, 1, __ATOMIC_RELEASE);
         return 0;
 }
 
