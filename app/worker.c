@@ -939,6 +939,7 @@ int worker_main(int argc, char **argv)
                 worker_send_error(&w, "sandbox", err);
                 return WORKER_EXIT_INTERNAL;
         }
+        cmplog_eq_enable();
         if (w.cfg.value_profile)
                 cmplog_value_profile_enable();
 

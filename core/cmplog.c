@@ -22,6 +22,16 @@ int cmplog_mode;
 uint32_t cmplog_record_left;
 int cmplog_value_profile;
 uint8_t cmplog_vp_map[CMPLOG_VP_COUNTERS];
+uint8_t cmplog_eq_map[CMPLOG_EQ_COUNTERS];
+static bool cmplog_eq_enabled;
+
+void cmplog_eq_enable(void)
+{
+        if (cmplog_eq_enabled)
+                return;
+        coverage_register_counters(cmplog_eq_map, cmplog_eq_map + CMPLOG_EQ_COUNTERS);
+        cmplog_eq_enabled = true;
+}
 
 void cmplog_value_profile_enable(void)
 {

@@ -100,6 +100,43 @@ static inline void cmplog_vp(uintptr_t pc, unsigned distance)
         cmplog_vp_map[(cmplog_slot(pc, 0, 6) << 6) | (distance & 63)] = 1;
 }
 
+/* Equal comparisons, counted per call site: the feature "the comparison
+ * at @pc found its operands equal k times in one input" for k = 1..63, in
+ * CMPLOG_EQ_SITES rows of 64 bytes. A row's byte 0 counts (a hit counter
+ * like an edge's: the hidden branch of a comparison compiled without one)
+ * and byte k marks the count reached, so an input that makes one more
+ * comparison come out equal than any before reaches a new feature.
+ *
+ * This is what finds a loop that counts matching bytes with branchless
+ * compares (n += data[i] == key[i], compiled to sete): the loop has no
+ * branch per byte, every byte is compared at the same call site, and the
+ * compared values are not in the input at a place input-to-state can
+ * find, so neither edges, nor the value profile (distance per site), nor
+ * the comparison table see one more byte matching. Only comparisons whose
+ * two operands are both computed (trace_cmp, not const_cmp) count: those
+ * are the loops over two arrays; a tokenizer's tests against constants
+ * are branches the edges already count. Always on (cmplog_eq_enable());
+ * the map is scanned after every input like the target's counters. */
+#define CMPLOG_EQ_SITES 64u
+#define CMPLOG_EQ_COUNTERS (CMPLOG_EQ_SITES * 64u)
+extern uint8_t cmplog_eq_map[CMPLOG_EQ_COUNTERS];
+
+static inline void cmplog_eq(uintptr_t pc)
+{
+        uint8_t *row = &cmplog_eq_map[cmplog_slot(pc, 1, 6) << 6];
+        unsigned k = row[0];
+
+        if (k < 63) {
+                row[0] = (uint8_t)(k + 1);
+                row[k + 1] = 1;
+        }
+}
+
+/* Registers cmplog_eq_map as coverage counters. Called once in a worker,
+ * after the target's own counters are registered and before the value
+ * profile's map, so counter offsets agree across workers. */
+void cmplog_eq_enable(void);
+
 /* Records an integer comparison of @width bytes made at @pc. Operands that
  * are already equal teach nothing and are skipped. For CMPTABLE_F_CONST, @b
  * is the constant. */
