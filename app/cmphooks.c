@@ -1,11 +1,15 @@
 /*
  * Comparison feedback from the target: the SanitizerCoverage trace-cmp
- * family (cmp, const_cmp, switch, div, gep) and the byte-string functions
- * a target compares with (memcmp, bcmp, strcmp, strncmp, strcasecmp,
- * strncasecmp, strstr, memmem), all exported from the snapfuzz executable
- * so that a dlopen()ed target binds to them. Each writes the operands into
- * the live comparison table (core/cmplog.h); mutations read it only once
- * frozen into the replay record.
+ * family (cmp, const_cmp, switch, div, gep), the byte-string functions a
+ * target compares with (memcmp, bcmp, strcmp, strncmp, strcasecmp,
+ * strncasecmp, strstr, strcasestr, memmem: the functions libFuzzer
+ * intercepts), and the sanitizers' __sanitizer_weak_hook_* callbacks for
+ * the same functions, all exported from the snapfuzz executable so that a
+ * dlopen()ed target (and a sanitizer runtime) binds to them. Each writes
+ * the operands into the live comparison table (core/cmplog.h); mutations
+ * read it only once frozen into the replay record. A one-byte trace_cmp
+ * whose operands are equal also counts toward the equal-comparison
+ * features (cmplog_eq()), on every input.
  *
  * The callbacks run on every comparison the target makes: a load and a
  * branch when the runner is not recording (most inputs), one hashed slot
@@ -22,7 +26,12 @@
  * preloaded, which keeps its checks), and records only while the runner
  * has the target running (cmplog_mode), only when the operands differ
  * (equal operands teach nothing), and reading no byte the real function
- * could not read. libc's internal calls do not go through these.
+ * could not read. libc's internal calls do not go through these. When
+ * the next definition is a sanitizer's interceptor, it calls our weak hook
+ * for the same comparison; hooks_inside makes the hook leave it to the
+ * interposer, so a comparison is recorded once. The weak hooks record the
+ * calls that reach the interceptor without passing ours (a target whose
+ * lookup scope puts its own dependencies first).
  *
  * This file is built with -fno-builtin (see app/meson.build): the compiler
  * must not turn a loop here into a call to the very function being
@@ -80,15 +89,12 @@ SF_EXPORT void __sanitizer_cov_trace_const_cmp1(uint8_t c, uint8_t v)
                 cmp1_slow(CALLER_PC(), v, c);
 }
 
-/* For trace_cmp both operands may come from the input (and an equal
- * outcome is counted, cmplog_eq()); for const_cmp the first argument is
- * the compile-time constant. */
+/* For trace_cmp both operands may come from the input; for const_cmp the
+ * first argument is the compile-time constant. */
 #define SF_CMP(bytes, type)                                                                        \
         SF_EXPORT void __sanitizer_cov_trace_cmp##bytes(type a, type b);                           \
         SF_EXPORT void __sanitizer_cov_trace_cmp##bytes(type a, type b)                            \
         {                                                                                          \
-                if (__builtin_expect(a == b, 0))                                                   \
-                        cmp_eq_slow(CALLER_PC());                                                  \
                 if (__builtin_expect(cmplog_mode != 0, 0))                                         \
                         cmp_int_slow(CALLER_PC(), a, b, bytes, 0);                                 \
         }                                                                                          \

@@ -29,7 +29,7 @@ void cmplog_eq_enable(void)
 {
         if (cmplog_eq_enabled)
                 return;
-        coverage_register_counters(cmplog_eq_map, cmplog_eq_map + CMPLOG_EQ_COUNTERS);
+        coverage_register_features(cmplog_eq_map, cmplog_eq_map + CMPLOG_EQ_COUNTERS);
         cmplog_eq_enabled = true;
 }
 
@@ -37,7 +37,7 @@ void cmplog_value_profile_enable(void)
 {
         if (cmplog_value_profile)
                 return;
-        coverage_register_counters(cmplog_vp_map, cmplog_vp_map + CMPLOG_VP_COUNTERS);
+        coverage_register_features(cmplog_vp_map, cmplog_vp_map + CMPLOG_VP_COUNTERS);
         cmplog_value_profile = CMPLOG_VALUE_PROFILE;
 }
 
