@@ -1333,11 +1333,11 @@ int coordinator_run(RunConfig *cfg)
         const char *sched = getenv("SNAPFUZZ_SCHEDULE");
         c.legacy_schedule = sched && strcmp(sched, "legacy") == 0;
 
-        /* A malformed dictionary is a usage error: refused before the
-         * output directory is touched. */
+        /* A dictionary that cannot be read is a usage error: refused
+         * before the output directory is touched. */
         r = dicts_new(&c.dicts, cfg->dict_path);
-        if (r)
-                return r;
+        if (r < 0)
+                return r == -ENOMEM ? SF_EXIT_INTERNAL : SF_EXIT_USAGE;
         r = prepare_outdir(&c);
         if (r)
                 return r;
