@@ -9,12 +9,15 @@
  * reason, in words a person can act on, so that a dictionary never
  * silently misses tokens.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/dict.h"
 #include "core/fsutil.h"
@@ -245,6 +248,13 @@ size_t dict_skipped_describe(const DictError *err, char *buf, size_t cap)
 
         if (cap == 0 || err->skipped == 0)
                 return 0;
+        if (err->line == 0) { /* a directory's files */
+                o = (size_t)snprintf(buf, cap, " %s; the token is skipped", err->message);
+                if (err->skipped > 1 && o < cap)
+                        o += (size_t)snprintf(buf + o, cap - o, " (%u more files skipped)",
+                                              err->skipped - 1);
+                return o < cap ? o : cap - 1;
+        }
         o += (size_t)snprintf(buf, cap, "%u: %s; the token is skipped", err->line, err->message);
         if (err->skipped > 1 && o < cap)
                 o += (size_t)snprintf(buf + o, cap - o,
@@ -258,6 +268,62 @@ size_t dict_skipped_describe(const DictError *err, char *buf, size_t cap)
         return o < cap ? o : cap - 1;
 }
 
+/* Notes a skipped file of a dictionary directory (no line number). */
+static void note_skipped_file(DictError *err, const char *name, const char *why)
+{
+        DictError e = {.line = 0};
+        snprintf(e.message, sizeof(e.message), "%s: %s", name, why);
+        if (err->skipped == 0)
+                memcpy(err->message, e.message, sizeof(err->message));
+        err->skipped++;
+}
+
+static int skip_hidden(const struct dirent *e)
+{
+        return e->d_name[0] != '.';
+}
+
+/* AFL++'s other form of a dictionary: a directory holding one raw token
+ * per file. Files are read in name order, so that the table is the same
+ * on every run; empty files and what is not a regular file are ignored,
+ * as AFL++ does. */
+static int dict_load_dir(Dict *d, int dirfd, const char *path, DictError *err)
+{
+        struct dirent **names = NULL;
+        int fd, n, r = 0;
+
+        fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = scandirat(fd, ".", &names, skip_hidden, alphasort);
+        if (n < 0) {
+                r = -errno;
+                goto out_close;
+        }
+        for (int i = 0; i < n && r != -ENOMEM; i++) {
+                uint8_t *tok = NULL;
+                size_t len = 0;
+                r = fs_read_file(fd, names[i]->d_name, MUTATOR_DICT_MAX_TOKEN, &tok, &len);
+                if (r == -EFBIG)
+                        note_skipped_file(err, names[i]->d_name,
+                                          "the token is longer than 64 bytes, the longest token "
+                                          "snapfuzz uses");
+                else if (r == 0 && len > 0)
+                        r = dict_add(d, tok, len);
+                if (r == -ENOSPC)
+                        note_skipped_file(err, names[i]->d_name,
+                                          "more tokens than a dictionary holds");
+                free(tok);
+        }
+        for (int i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+        r = r == -ENOMEM ? r : 0;
+out_close:
+        close(fd);
+        return r;
+}
+
 int dict_load(Dict *d, int dirfd, const char *path, DictError *ret_err)
 {
         uint8_t *text;
@@ -266,6 +332,8 @@ int dict_load(Dict *d, int dirfd, const char *path, DictError *ret_err)
 
         memset(ret_err, 0, sizeof(*ret_err));
         r = fs_read_file(dirfd, path, DICT_FILE_MAX, &text, &len);
+        if (r == -EISDIR)
+                return dict_load_dir(d, dirfd, path, ret_err);
         if (r < 0)
                 return r;
         r = dict_parse(d, (const char *)text, len, ret_err);

@@ -59,8 +59,10 @@ int dict_contains(const Dict *d, const uint8_t *tok, size_t len);
  * none). Returns 0 or -ENOMEM. */
 int dict_parse(Dict *d, const char *text, size_t len, DictError *ret_err);
 
-/* Reads and parses a dictionary file. Returns 0 (with what was skipped in
- * *ret_err), -errno when it cannot be read, or -ENOMEM. */
+/* Reads and parses a dictionary file, or reads a dictionary directory
+ * (AFL++'s other form: one raw token per file, in name order). Returns 0
+ * (with what was skipped in *ret_err), -errno when it cannot be read, or
+ * -ENOMEM. */
 int dict_load(Dict *d, int dirfd, const char *path, DictError *ret_err);
 
 /* Describes what @err skipped in one line, "LINE: REASON; the token is

