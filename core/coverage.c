@@ -100,6 +100,17 @@ void coverage_register_counters(uint8_t *start, uint8_t *stop)
                 add_region(start, (size_t)(stop - start));
 }
 
+/* The first counter of the feedback maps (registered last): counters from
+ * here on make features but are not edges of the target. */
+static size_t first_feature_counter = SIZE_MAX;
+
+void coverage_register_features(uint8_t *start, uint8_t *stop)
+{
+        if (first_feature_counter == SIZE_MAX)
+                first_feature_counter = n_counters;
+        coverage_register_counters(start, stop);
+}
+
 void coverage_register_pcs(const uintptr_t *start, const uintptr_t *stop)
 {
         /* The PC table maps counters back to code; it is not needed for
@@ -164,7 +175,7 @@ static size_t merge_counter(CoverageShared *s, size_t idx, uint8_t hits)
         if (!gained)
                 return 0; /* another worker got there first */
         __atomic_fetch_add(&s->features, 1, __ATOMIC_RELAXED);
-        if (!old)
+        if (!old && idx < first_feature_counter)
                 __atomic_fetch_add(&s->edges, 1, __ATOMIC_RELAXED);
         return 1;
 }

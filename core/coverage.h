@@ -40,6 +40,11 @@ void coverage_shared_unmap(CoverageShared *s);
 void coverage_register_counters(uint8_t *start, uint8_t *stop);
 void coverage_register_pcs(const uintptr_t *start, const uintptr_t *stop);
 void coverage_register_guards(uint32_t *start, uint32_t *stop);
+/* Counters of snapfuzz's own feedback maps (core/cmplog.h): their buckets
+ * are features like any counter's, but they are not edges of the target,
+ * so they do not count in CoverageShared.edges. Registered after every
+ * counter of the target. */
+void coverage_register_features(uint8_t *start, uint8_t *stop);
 
 /* The counter array that trace-pc-guard callbacks increment. */
 extern uint8_t *coverage_guard_counters;

@@ -2,16 +2,22 @@
  * Dictionaries (the format is described in core/dict.h). A dictionary is a
  * small set: at most MUTATOR_DICT_MAX_ENTRIES tokens of at most
  * MUTATOR_DICT_MAX_TOKEN bytes, kept in the order they were added, without
- * duplicates. The parser stops at the first malformed line and says what is
- * wrong with it in words a person can act on, because a dictionary
- * silently missing half its tokens is worse than one refused.
+ * duplicates. The parser reads every dictionary libFuzzer or AFL++ reads
+ * (the union of their grammars) and skips a line it cannot use (too long,
+ * an unknown escape, no closing quote) rather than refusing the file, as
+ * those tools do; what it skipped is reported, the first line with its
+ * reason, in words a person can act on, so that a dictionary never
+ * silently misses tokens.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/dict.h"
 #include "core/fsutil.h"
@@ -97,12 +103,6 @@ static bool is_blank(char c)
         return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-static bool is_name_char(char c)
-{
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '_';
-}
-
 static int hex_value(char c)
 {
         if (c >= '0' && c <= '9')
@@ -128,92 +128,51 @@ static int line_error(DictError *err, unsigned line, const char *fmt, ...)
         return -EINVAL;
 }
 
-/* A character as a person reads it in an error message. */
-static const char *shown(char c, char buf[8])
-{
-        uint8_t b = (uint8_t)c;
-        if (b > 0x20 && b < 0x7f)
-                snprintf(buf, 8, "'%c'", c);
-        else
-                snprintf(buf, 8, "\\x%02x", b);
-        return buf;
-}
-
 /* Parses one line, [p, end) with surrounding blanks already trimmed and
- * known to be neither empty nor a comment, into @tok. */
+ * known to be neither empty nor a comment, into @tok, as the peers read
+ * it: the value runs from the first '"' to the last one, which ends the
+ * line; whatever comes before the first is the token's name (AFL's
+ * name@level="...", libFuzzer's kw="...") and is not used. Inside the
+ * value, \\, \" and \xNN are escapes and every other byte stands for
+ * itself (a '"' as well). Returns 0, or -EINVAL with the reason in @err
+ * when the token cannot be used. */
 static int parse_line(const char *p, const char *end, unsigned line, uint8_t *tok, size_t *ret_len,
                       DictError *err)
 {
-        char c8[8];
+        const char *open = memchr(p, '"', (size_t)(end - p));
+        const char *close = end - 1;
         size_t n = 0;
 
-        /* An optional name, as AFL writes them: name="..." or name@1="...". */
-        if (*p != '"') {
-                const char *name = p;
-                while (p < end && is_name_char(*p))
-                        p++;
-                if (p == name)
-                        return line_error(err, line,
-                                          "expected a quoted value (\"...\") or name=\"...\", "
-                                          "found %s",
-                                          shown(*p, c8));
-                if (p < end && *p == '@') {
-                        const char *level = ++p;
-                        while (p < end && *p >= '0' && *p <= '9')
-                                p++;
-                        if (p == level)
-                                return line_error(err, line,
-                                                  "expected a number after '@' in the name");
-                }
-                while (p < end && is_blank(*p))
-                        p++;
-                if (p == end || *p != '=')
-                        return line_error(err, line, "expected '=' after the name %.*s, found %s",
-                                          (int)(p - name), name,
-                                          p == end ? "the end of the line" : shown(*p, c8));
-                p++;
-                while (p < end && is_blank(*p))
-                        p++;
-                if (p == end || *p != '"')
-                        return line_error(err, line, "expected '\"' to open the value, found %s",
-                                          p == end ? "the end of the line" : shown(*p, c8));
-        }
-        p++; /* the opening quote */
-
-        for (;;) {
-                if (p == end)
-                        return line_error(err, line, "the value has no closing '\"'");
+        if (!open)
+                return line_error(err, line, "expected a value in double quotes (\"...\")");
+        if (open == close || *close != '"')
+                return line_error(err, line,
+                                  "the value has no closing '\"' at the end of the line");
+        for (p = open + 1; p < close;) {
                 char c = *p++;
-                uint8_t b;
-                if (c == '"')
-                        break;
+                uint8_t b = (uint8_t)c;
                 if (c == '\\') {
-                        if (p == end)
-                                return line_error(err, line, "the value has no closing '\"'");
-                        char e = *p++;
+                        char e = p < close ? *p++ : '\0';
                         if (e == '\\' || e == '"') {
                                 b = (uint8_t)e;
                         } else if (e == 'x') {
-                                int hi = p < end ? hex_value(p[0]) : -1;
-                                int lo = p + 1 < end ? hex_value(p[1]) : -1;
+                                int hi = p < close ? hex_value(p[0]) : -1;
+                                int lo = p + 1 < close ? hex_value(p[1]) : -1;
                                 if (hi < 0 || lo < 0)
                                         return line_error(err, line,
                                                           "\\x must be followed by two hex digits");
                                 b = (uint8_t)(hi * 16 + lo);
                                 p += 2;
+                        } else if (e == '\0' && p >= close) {
+                                return line_error(err, line,
+                                                  "the value ends in a lone backslash; write it "
+                                                  "as \\\\");
                         } else {
                                 return line_error(err, line,
                                                   "unknown escape \\%c in the value; the escapes "
                                                   "are \\\\, \\\" and \\xNN",
                                                   (uint8_t)e > 0x20 && (uint8_t)e < 0x7f ? e : '?');
                         }
-                } else if (((uint8_t)c < 0x20 && c != '\t') || (uint8_t)c >= 0x7f) {
-                        return line_error(err, line,
-                                          "byte 0x%02x in the value is not printable; write it "
-                                          "as \\x%02x",
-                                          (uint8_t)c, (uint8_t)c);
-                } else {
-                        b = (uint8_t)c;
                 }
                 if (n == MUTATOR_DICT_MAX_TOKEN)
                         return line_error(err, line,
@@ -222,14 +181,23 @@ static int parse_line(const char *p, const char *end, unsigned line, uint8_t *to
                                           MUTATOR_DICT_MAX_TOKEN);
                 tok[n++] = b;
         }
-        while (p < end && is_blank(*p))
-                p++;
-        if (p != end)
-                return line_error(err, line, "unexpected %s after the closing '\"'", shown(*p, c8));
         if (n == 0)
                 return line_error(err, line, "the value is empty");
         *ret_len = n;
         return 0;
+}
+
+/* Notes a line that was skipped: the first one's number and reason stay in
+ * @err, later ones only count (and the first few are named). */
+static void note_skipped(DictError *err, const DictError *why)
+{
+        if (err->skipped == 0) {
+                err->line = why->line;
+                memcpy(err->message, why->message, sizeof(err->message));
+        } else if (err->skipped - 1 < DICT_SKIP_LINES) {
+                err->more[err->skipped - 1] = why->line;
+        }
+        err->skipped++;
 }
 
 int dict_parse(Dict *d, const char *text, size_t len, DictError *ret_err)
@@ -237,11 +205,13 @@ int dict_parse(Dict *d, const char *text, size_t len, DictError *ret_err)
         const char *p = text, *stop = text + len;
         unsigned line = 0;
 
+        memset(ret_err, 0, sizeof(*ret_err));
         while (p < stop) {
                 const char *nl = memchr(p, '\n', (size_t)(stop - p));
                 const char *end = nl ? nl : stop;
                 const char *next = nl ? nl + 1 : stop;
                 uint8_t tok[MUTATOR_DICT_MAX_TOKEN];
+                DictError why;
                 size_t n = 0;
                 int r;
 
@@ -254,20 +224,104 @@ int dict_parse(Dict *d, const char *text, size_t len, DictError *ret_err)
                         p = next;
                         continue;
                 }
-                r = parse_line(p, end, line, tok, &n, ret_err);
-                if (r < 0)
-                        return r;
-                r = dict_add(d, tok, n);
+                r = parse_line(p, end, line, tok, &n, &why);
+                if (r == 0)
+                        r = dict_add(d, tok, n);
                 if (r == -ENOSPC)
-                        return line_error(ret_err, line,
-                                          "more than %u tokens; a dictionary "
-                                          "holds at most that many",
-                                          MUTATOR_DICT_MAX_ENTRIES);
-                if (r < 0)
+                        (void)line_error(&why, line,
+                                         "more than %u tokens; a dictionary holds at most that "
+                                         "many",
+                                         MUTATOR_DICT_MAX_ENTRIES);
+                if (r == -ENOMEM)
                         return r;
+                if (r < 0)
+                        note_skipped(ret_err, &why);
                 p = next;
         }
         return 0;
+}
+
+size_t dict_skipped_describe(const DictError *err, char *buf, size_t cap)
+{
+        size_t o = 0;
+        unsigned named = err->skipped - 1 < DICT_SKIP_LINES ? err->skipped - 1 : DICT_SKIP_LINES;
+
+        if (cap == 0 || err->skipped == 0)
+                return 0;
+        if (err->line == 0) { /* a directory's files */
+                o = (size_t)snprintf(buf, cap, " %s; the token is skipped", err->message);
+                if (err->skipped > 1 && o < cap)
+                        o += (size_t)snprintf(buf + o, cap - o, " (%u more files skipped)",
+                                              err->skipped - 1);
+                return o < cap ? o : cap - 1;
+        }
+        o += (size_t)snprintf(buf, cap, "%u: %s; the token is skipped", err->line, err->message);
+        if (err->skipped > 1 && o < cap)
+                o += (size_t)snprintf(buf + o, cap - o,
+                                      " (%u more line%s skipped:", err->skipped - 1,
+                                      err->skipped > 2 ? "s" : "");
+        for (unsigned i = 0; i < named && o < cap; i++)
+                o += (size_t)snprintf(buf + o, cap - o, " %u", err->more[i]);
+        if (err->skipped > 1 && o < cap)
+                o += (size_t)snprintf(buf + o, cap - o, "%s)",
+                                      err->skipped - 1 > named ? " ..." : "");
+        return o < cap ? o : cap - 1;
+}
+
+/* Notes a skipped file of a dictionary directory (no line number). */
+static void note_skipped_file(DictError *err, const char *name, const char *why)
+{
+        DictError e = {.line = 0};
+        snprintf(e.message, sizeof(e.message), "%s: %s", name, why);
+        if (err->skipped == 0)
+                memcpy(err->message, e.message, sizeof(err->message));
+        err->skipped++;
+}
+
+static int skip_hidden(const struct dirent *e)
+{
+        return e->d_name[0] != '.';
+}
+
+/* AFL++'s other form of a dictionary: a directory holding one raw token
+ * per file. Files are read in name order, so that the table is the same
+ * on every run; empty files and what is not a regular file are ignored,
+ * as AFL++ does. */
+static int dict_load_dir(Dict *d, int dirfd, const char *path, DictError *err)
+{
+        struct dirent **names = NULL;
+        int fd, n, r = 0;
+
+        fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = scandirat(fd, ".", &names, skip_hidden, alphasort);
+        if (n < 0) {
+                r = -errno;
+                goto out_close;
+        }
+        for (int i = 0; i < n && r != -ENOMEM; i++) {
+                uint8_t *tok = NULL;
+                size_t len = 0;
+                r = fs_read_file(fd, names[i]->d_name, MUTATOR_DICT_MAX_TOKEN, &tok, &len);
+                if (r == -EFBIG)
+                        note_skipped_file(err, names[i]->d_name,
+                                          "the token is longer than 64 bytes, the longest token "
+                                          "snapfuzz uses");
+                else if (r == 0 && len > 0)
+                        r = dict_add(d, tok, len);
+                if (r == -ENOSPC)
+                        note_skipped_file(err, names[i]->d_name,
+                                          "more tokens than a dictionary holds");
+                free(tok);
+        }
+        for (int i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+        r = r == -ENOMEM ? r : 0;
+out_close:
+        close(fd);
+        return r;
 }
 
 int dict_load(Dict *d, int dirfd, const char *path, DictError *ret_err)
@@ -276,9 +330,10 @@ int dict_load(Dict *d, int dirfd, const char *path, DictError *ret_err)
         size_t len;
         int r;
 
-        ret_err->line = 0;
-        ret_err->message[0] = '\0';
+        memset(ret_err, 0, sizeof(*ret_err));
         r = fs_read_file(dirfd, path, DICT_FILE_MAX, &text, &len);
+        if (r == -EISDIR)
+                return dict_load_dir(d, dirfd, path, ret_err);
         if (r < 0)
                 return r;
         r = dict_parse(d, (const char *)text, len, ret_err);

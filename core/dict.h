@@ -10,10 +10,15 @@
  *     kw_header="\x89PNG\x0d\x0a"
  *     quote="say \"hi\"\\"
  *
- * One token per line: an optional name (letters, digits and '_', optionally
- * with AFL's "@level"), '=', and the value in double quotes, where \\, \"
- * and \xNN are the only escapes and every other byte must be printable
- * ASCII or a tab. A token is 1..MUTATOR_DICT_MAX_TOKEN bytes.
+ * One token per line: the value in double quotes, optionally after a name
+ * (AFL writes name="..." and name@level="...", libFuzzer kw="..."; any
+ * text before the first '"' is taken as the name and not used). The value
+ * runs to the last '"', which ends the line; in it, \\, \" and \xNN are
+ * escapes and every other byte stands for itself. A token is
+ * 1..MUTATOR_DICT_MAX_TOKEN bytes. A line that cannot be used (no closing
+ * quote, an unknown escape, an empty or too long value, more tokens than
+ * a dictionary holds) is skipped and reported, never fatal: every
+ * dictionary libFuzzer or AFL++ accepts is accepted.
  *
  * The coordinator serializes its dictionaries into each batch's table area
  * (include/snapfuzz/mutator.h), which is part of the replay record.
@@ -25,11 +30,15 @@
 
 typedef struct Dict Dict;
 
-/* Why a dictionary file was refused: the 1-based line and what is wrong
- * with it, for a message "FILE:LINE: MESSAGE". */
+/* What a parse skipped: how many lines, the first one's 1-based number
+ * and reason (for a message "FILE:LINE: MESSAGE"), and the numbers of the
+ * next DICT_SKIP_LINES. */
+#define DICT_SKIP_LINES 8u
 typedef struct DictError {
+        unsigned skipped;
         unsigned line;
         char message[160];
+        unsigned more[DICT_SKIP_LINES];
 } DictError;
 
 int dict_new(Dict **ret);
@@ -45,15 +54,21 @@ const uint8_t *dict_get(const Dict *d, size_t i, size_t *ret_len);
 /* True when the dictionary holds exactly these bytes. */
 int dict_contains(const Dict *d, const uint8_t *tok, size_t len);
 
-/* Parses dictionary text (not NUL-terminated; @len bytes) into @d. Returns
- * 0, -EINVAL with *ret_err describing the first malformed line (the tokens
- * of the lines before it are added), -ENOSPC (more tokens than a dictionary
- * holds, with *ret_err naming the line) or -ENOMEM. */
+/* Parses dictionary text (not NUL-terminated; @len bytes) into @d. Lines
+ * that cannot be used are skipped and described in *ret_err (skipped 0:
+ * none). Returns 0 or -ENOMEM. */
 int dict_parse(Dict *d, const char *text, size_t len, DictError *ret_err);
 
-/* Reads and parses a dictionary file. Returns 0, -errno when it cannot be
- * read (ret_err->line is 0), or dict_parse's errors. */
+/* Reads and parses a dictionary file, or reads a dictionary directory
+ * (AFL++'s other form: one raw token per file, in name order). Returns 0
+ * (with what was skipped in *ret_err), -errno when it cannot be read, or
+ * -ENOMEM. */
 int dict_load(Dict *d, int dirfd, const char *path, DictError *ret_err);
+
+/* Describes what @err skipped in one line, "LINE: REASON; the token is
+ * skipped (N more lines skipped: L1 L2 ...)", for a message prefixed with
+ * the file's name. Returns its length (0 when nothing was skipped). */
+size_t dict_skipped_describe(const DictError *err, char *buf, size_t cap);
 
 /* Writes @d in the dictionary format (a comment line @comment first, when
  * not NULL), atomically, to @name under @dirfd. Returns 0 or -errno. */

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/dicts.h"
@@ -25,6 +26,15 @@ struct RunDicts {
         uint8_t table[RECORD_TABLE_BYTES];
 };
 
+/* Warns once about the lines of @path that were skipped, if any. */
+static void dicts_warn_skipped(const char *path, const DictError *err, const char *then)
+{
+        char what[400];
+
+        if (dict_skipped_describe(err, what, sizeof(what)) > 0)
+                log_warn("%s:%s%s", path, what, then);
+}
+
 int dicts_new(RunDicts **ret, const char *user_path)
 {
         RunDicts *d = calloc(1, sizeof(*d));
@@ -40,16 +50,12 @@ int dicts_new(RunDicts **ret, const char *user_path)
         d->table_stale = true;
         if (user_path) {
                 r = dict_load(d->user, AT_FDCWD, user_path, &err);
-                if (r == -EINVAL || (r == -ENOSPC && err.line)) {
-                        log_error("%s:%u: %s", user_path, err.line, err.message);
-                        dicts_free(d);
-                        return -EINVAL;
-                }
                 if (r < 0) {
                         log_error("cannot read the dictionary %s: %s", user_path, strerror(-r));
                         dicts_free(d);
-                        return r == -ENOMEM ? r : -EINVAL;
+                        return r;
                 }
+                dicts_warn_skipped(user_path, &err, "");
         }
         *ret = d;
         return 0;
@@ -71,16 +77,18 @@ void dicts_load_auto(RunDicts *d, int outdir_fd, const char *out_dir)
 
         d->outdir_fd = outdir_fd;
         r = dict_load(d->autod, outdir_fd, DICTS_AUTO_FILE, &err);
+        if (r == 0 && err.skipped) {
+                char path[4096];
+                snprintf(path, sizeof(path), "%s/%s", out_dir, DICTS_AUTO_FILE);
+                dicts_warn_skipped(path, &err, " (it is rewritten without it)");
+                d->auto_dirty = true;
+        }
         if (r == -ENOENT || r == 0) {
                 d->table_stale = true;
                 return;
         }
-        if (err.line)
-                log_warn("%s/%s:%u: %s; starting a new automatic dictionary", out_dir,
-                         DICTS_AUTO_FILE, err.line, err.message);
-        else
-                log_warn("cannot read %s/%s: %s; starting a new automatic dictionary", out_dir,
-                         DICTS_AUTO_FILE, strerror(-r));
+        log_warn("cannot read %s/%s: %s; starting a new automatic dictionary", out_dir,
+                 DICTS_AUTO_FILE, strerror(-r));
         dict_free(d->autod);
         d->autod = NULL;
         if (dict_new(&d->autod) < 0)

@@ -20,10 +20,10 @@ typedef struct RunDicts RunDicts;
 /* It keeps at most this many tokens; later finds add nothing. */
 #define DICTS_AUTO_MAX 1024u
 
-/* Loads the user's dictionary (@user_path may be NULL). On a file that
- * cannot be read or is malformed, prints one error line naming the file,
- * the line and what is wrong, and returns -EINVAL; 0 on success, -ENOMEM
- * when out of memory (after a line too). */
+/* Loads the user's dictionary (@user_path may be NULL). Lines it cannot
+ * use are skipped with one warning naming the file, the first such line
+ * and what is wrong with it. Returns 0, or -errno when the file cannot be
+ * read (after one error line naming it) or memory runs out. */
 int dicts_new(RunDicts **ret, const char *user_path);
 void dicts_free(RunDicts *d);
 

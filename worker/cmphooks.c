@@ -1,11 +1,15 @@
 /*
  * Comparison feedback from the target: the SanitizerCoverage trace-cmp
- * family (cmp, const_cmp, switch, div, gep) and the byte-string functions
- * a target compares with (memcmp, bcmp, strcmp, strncmp, strcasecmp,
- * strncasecmp, strstr, memmem), all exported from the snapfuzz executable
- * so that a dlopen()ed target binds to them. Each writes the operands into
- * the live comparison table (worker/cmplog.h); mutations read it only once
- * frozen into the replay record.
+ * family (cmp, const_cmp, switch, div, gep), the byte-string functions a
+ * target compares with (memcmp, bcmp, strcmp, strncmp, strcasecmp,
+ * strncasecmp, strstr, strcasestr, memmem: the functions libFuzzer
+ * intercepts), and the sanitizers' __sanitizer_weak_hook_* callbacks for
+ * the same functions, all exported from the snapfuzz executable so that a
+ * dlopen()ed target (and a sanitizer runtime) binds to them. Each writes
+ * the operands into the live comparison table (worker/cmplog.h); mutations
+ * read it only once frozen into the replay record. A one-byte trace_cmp
+ * whose operands are equal also counts toward the equal-comparison
+ * features (cmplog_eq()), on every input.
  *
  * The callbacks run on every comparison the target makes: a load and a
  * branch when the runner is not recording (most inputs), one hashed slot
@@ -22,9 +26,14 @@
  * preloaded, which keeps its checks), and records only while the runner
  * has the target running (cmplog_mode), only when the operands differ
  * (equal operands teach nothing), and reading no byte the real function
- * could not read. libc's internal calls do not go through these.
+ * could not read. libc's internal calls do not go through these. When
+ * the next definition is a sanitizer's interceptor, it calls our weak hook
+ * for the same comparison; hooks_inside makes the hook leave it to the
+ * interposer, so a comparison is recorded once. The weak hooks record the
+ * calls that reach the interceptor without passing ours (a target whose
+ * lookup scope puts its own dependencies first).
  *
- * This file is built with -fno-builtin (see app/meson.build): the compiler
+ * This file is built with -fno-builtin (see worker/meson.build): the compiler
  * must not turn a loop here into a call to the very function being
  * defined.
  */
@@ -51,16 +60,24 @@ static __attribute__((noinline, cold)) void cmp1_slow(uintptr_t pc, uint8_t a, u
         cmplog_vp(pc, (unsigned)__builtin_popcount((unsigned)(a ^ b)));
 }
 
+static __attribute__((noinline, cold)) void cmp_eq_slow(uintptr_t pc)
+{
+        cmplog_eq(pc);
+}
+
 static __attribute__((noinline, cold)) void cmp_int_slow(uintptr_t pc, uint64_t a, uint64_t b,
                                                          unsigned width, unsigned flags)
 {
         cmplog_int(pc, a, b, width, flags);
 }
 
-/* One-byte comparisons only feed the value profile. */
+/* One-byte comparisons only feed the value profile, and, when both
+ * operands are computed, the equal-comparison counts (cmplog_eq()). */
 SF_EXPORT void __sanitizer_cov_trace_cmp1(uint8_t a, uint8_t b);
 SF_EXPORT void __sanitizer_cov_trace_cmp1(uint8_t a, uint8_t b)
 {
+        if (__builtin_expect(a == b, 0))
+                cmp_eq_slow(CALLER_PC());
         if (__builtin_expect(cmplog_mode & CMPLOG_VALUE_PROFILE, 0))
                 cmp1_slow(CALLER_PC(), a, b);
 }
@@ -159,9 +176,14 @@ static struct {
         MemcmpFn memcmp, bcmp;
         StrcmpFn strcmp, strcasecmp;
         StrncmpFn strncmp, strncasecmp;
-        StrstrFn strstr;
+        StrstrFn strstr, strcasestr;
         MemmemFn memmem;
 } real;
+
+/* Non-zero while one of our interposers calls the next definition: a
+ * sanitizer's interceptor then calls our weak hook for the same
+ * comparison, which must not be counted twice. */
+static __thread int hooks_inside;
 
 /* Plain versions, used only until the real ones are resolved (a library's
  * constructor may compare strings before ours runs) or if one cannot be. */
@@ -234,6 +256,17 @@ static char *plain_strstr(const char *h, const char *n)
         return plain_memmem(h, hl, n, nl);
 }
 
+static char *plain_strcasestr(const char *h, const char *n)
+{
+        size_t nl = 0;
+        while (n[nl])
+                nl++;
+        for (; *h; h++)
+                if (plain_strncmp_case(h, n, nl, 1) == 0)
+                        return (char *)h;
+        return nl == 0 ? (char *)h : NULL;
+}
+
 /* The next definition of each function after ours: libc's, or a preloaded
  * sanitizer runtime's interceptor. Runs before main, in the executable's
  * constructors (after those of the libraries it links). */
@@ -246,6 +279,7 @@ __attribute__((constructor)) static void cmphooks_resolve(void)
         real.strncmp = (StrncmpFn)dlsym(RTLD_NEXT, "strncmp");
         real.strncasecmp = (StrncmpFn)dlsym(RTLD_NEXT, "strncasecmp");
         real.strstr = (StrstrFn)dlsym(RTLD_NEXT, "strstr");
+        real.strcasestr = (StrstrFn)dlsym(RTLD_NEXT, "strcasestr");
         real.memmem = (MemmemFn)dlsym(RTLD_NEXT, "memmem");
 }
 
@@ -296,66 +330,202 @@ static void record_needle(uintptr_t pc, const void *needle, size_t n)
         cmplog_mem(pc, NULL, 0, needle, min_size(n, CMPTABLE_MEM_MAX), CMPTABLE_F_TOKEN);
 }
 
+/* Each interposer calls the next definition directly when nothing
+ * records (the target is not running, or runs without comparison
+ * feedback); otherwise it marks the call as ours (hooks_inside) so that a
+ * sanitizer interceptor's weak hook leaves it to us, and records what the
+ * answer says the operands were. */
+#define CALL_NEXT(fn, plain, ...) (real.fn ? real.fn(__VA_ARGS__) : plain(__VA_ARGS__))
+#define CALL_OURS(ret, fn, plain, ...)                                                             \
+        do {                                                                                       \
+                hooks_inside++;                                                                    \
+                ret = CALL_NEXT(fn, plain, __VA_ARGS__);                                           \
+                hooks_inside--;                                                                    \
+        } while (0)
+
 SF_EXPORT int memcmp(const void *a, const void *b, size_t n)
 {
-        int r = real.memcmp ? real.memcmp(a, b, n) : plain_memcmp(a, b, n);
-        if (cmplog_mode && r != 0)
+        int r;
+        if (__builtin_expect(!cmplog_mode, 1))
+                return CALL_NEXT(memcmp, plain_memcmp, a, b, n);
+        CALL_OURS(r, memcmp, plain_memcmp, a, b, n);
+        if (r != 0)
                 record_bytes(CALLER_PC(), a, b, n);
         return r;
 }
 
 SF_EXPORT int bcmp(const void *a, const void *b, size_t n)
 {
-        int r = real.bcmp ? real.bcmp(a, b, n) : plain_memcmp(a, b, n);
-        if (cmplog_mode && r != 0)
+        int r;
+        if (__builtin_expect(!cmplog_mode, 1))
+                return CALL_NEXT(bcmp, plain_memcmp, a, b, n);
+        CALL_OURS(r, bcmp, plain_memcmp, a, b, n);
+        if (r != 0)
                 record_bytes(CALLER_PC(), a, b, n);
         return r;
 }
 
 SF_EXPORT int strcmp(const char *a, const char *b)
 {
-        int r = real.strcmp ? real.strcmp(a, b) : plain_strcmp(a, b);
-        if (cmplog_mode && r != 0)
+        int r;
+        if (__builtin_expect(!cmplog_mode, 1))
+                return CALL_NEXT(strcmp, plain_strcmp, a, b);
+        CALL_OURS(r, strcmp, plain_strcmp, a, b);
+        if (r != 0)
                 record_strings(CALLER_PC(), a, b, SIZE_MAX);
         return r;
 }
 
 SF_EXPORT int strcasecmp(const char *a, const char *b)
 {
-        int r = real.strcasecmp ? real.strcasecmp(a, b) : plain_strcasecmp(a, b);
-        if (cmplog_mode && r != 0)
+        int r;
+        if (__builtin_expect(!cmplog_mode, 1))
+                return CALL_NEXT(strcasecmp, plain_strcasecmp, a, b);
+        CALL_OURS(r, strcasecmp, plain_strcasecmp, a, b);
+        if (r != 0)
                 record_strings(CALLER_PC(), a, b, SIZE_MAX);
         return r;
 }
 
 SF_EXPORT int strncmp(const char *a, const char *b, size_t n)
 {
-        int r = real.strncmp ? real.strncmp(a, b, n) : plain_strncmp(a, b, n);
-        if (cmplog_mode && r != 0)
+        int r;
+        if (__builtin_expect(!cmplog_mode, 1))
+                return CALL_NEXT(strncmp, plain_strncmp, a, b, n);
+        CALL_OURS(r, strncmp, plain_strncmp, a, b, n);
+        if (r != 0)
                 record_strings(CALLER_PC(), a, b, n);
         return r;
 }
 
 SF_EXPORT int strncasecmp(const char *a, const char *b, size_t n)
 {
-        int r = real.strncasecmp ? real.strncasecmp(a, b, n) : plain_strncasecmp(a, b, n);
-        if (cmplog_mode && r != 0)
+        int r;
+        if (__builtin_expect(!cmplog_mode, 1))
+                return CALL_NEXT(strncasecmp, plain_strncasecmp, a, b, n);
+        CALL_OURS(r, strncasecmp, plain_strncasecmp, a, b, n);
+        if (r != 0)
                 record_strings(CALLER_PC(), a, b, n);
         return r;
 }
 
 SF_EXPORT char *strstr(const char *h, const char *n)
 {
-        char *r = real.strstr ? real.strstr(h, n) : plain_strstr(h, n);
-        if (cmplog_mode && !r)
+        char *r;
+        if (__builtin_expect(!cmplog_mode, 1))
+                return CALL_NEXT(strstr, plain_strstr, h, n);
+        CALL_OURS(r, strstr, plain_strstr, h, n);
+        if (!r)
+                record_needle(CALLER_PC(), n, bounded_strlen(n, CMPTABLE_MEM_MAX));
+        return r;
+}
+
+SF_EXPORT char *strcasestr(const char *h, const char *n)
+{
+        char *r;
+        if (__builtin_expect(!cmplog_mode, 1))
+                return CALL_NEXT(strcasestr, plain_strcasestr, h, n);
+        CALL_OURS(r, strcasestr, plain_strcasestr, h, n);
+        if (!r)
                 record_needle(CALLER_PC(), n, bounded_strlen(n, CMPTABLE_MEM_MAX));
         return r;
 }
 
 SF_EXPORT void *memmem(const void *h, size_t hl, const void *n, size_t nl)
 {
-        void *r = real.memmem ? real.memmem(h, hl, n, nl) : plain_memmem(h, hl, n, nl);
-        if (cmplog_mode && !r)
+        void *r;
+        if (__builtin_expect(!cmplog_mode, 1))
+                return CALL_NEXT(memmem, plain_memmem, h, hl, n, nl);
+        CALL_OURS(r, memmem, plain_memmem, h, hl, n, nl);
+        if (!r)
                 record_needle(CALLER_PC(), n, nl);
         return r;
+}
+
+/* --- the sanitizers' weak hooks ----------------------------------------- */
+
+/* A sanitizer runtime's interceptors (AddressSanitizer, MemorySanitizer,
+ * ...) call these after the intercepted function, with its caller's
+ * address and its answer, when something defines them: the comparisons
+ * that reach the interceptor without passing ours (a call bound to the
+ * runtime directly) still feed snapfuzz. The ones that passed ours are
+ * already recorded (hooks_inside). */
+#define WEAK_HOOK_SKIP() (__builtin_expect(!cmplog_mode, 1) || hooks_inside)
+
+SF_EXPORT void __sanitizer_weak_hook_memcmp(void *pc, const void *a, const void *b, size_t n,
+                                            int result);
+SF_EXPORT void __sanitizer_weak_hook_memcmp(void *pc, const void *a, const void *b, size_t n,
+                                            int result)
+{
+        if (WEAK_HOOK_SKIP() || result == 0)
+                return;
+        record_bytes((uintptr_t)pc, a, b, n);
+}
+
+SF_EXPORT void __sanitizer_weak_hook_strncmp(void *pc, const char *a, const char *b, size_t n,
+                                             int result);
+SF_EXPORT void __sanitizer_weak_hook_strncmp(void *pc, const char *a, const char *b, size_t n,
+                                             int result)
+{
+        if (WEAK_HOOK_SKIP() || result == 0)
+                return;
+        record_strings((uintptr_t)pc, a, b, n);
+}
+
+SF_EXPORT void __sanitizer_weak_hook_strncasecmp(void *pc, const char *a, const char *b, size_t n,
+                                                 int result);
+SF_EXPORT void __sanitizer_weak_hook_strncasecmp(void *pc, const char *a, const char *b, size_t n,
+                                                 int result)
+{
+        if (WEAK_HOOK_SKIP() || result == 0)
+                return;
+        record_strings((uintptr_t)pc, a, b, n);
+}
+
+SF_EXPORT void __sanitizer_weak_hook_strcmp(void *pc, const char *a, const char *b, int result);
+SF_EXPORT void __sanitizer_weak_hook_strcmp(void *pc, const char *a, const char *b, int result)
+{
+        if (WEAK_HOOK_SKIP() || result == 0)
+                return;
+        record_strings((uintptr_t)pc, a, b, SIZE_MAX);
+}
+
+SF_EXPORT void __sanitizer_weak_hook_strcasecmp(void *pc, const char *a, const char *b, int result);
+SF_EXPORT void __sanitizer_weak_hook_strcasecmp(void *pc, const char *a, const char *b, int result)
+{
+        if (WEAK_HOOK_SKIP() || result == 0)
+                return;
+        record_strings((uintptr_t)pc, a, b, SIZE_MAX);
+}
+
+SF_EXPORT void __sanitizer_weak_hook_strstr(void *pc, const char *h, const char *n, char *result);
+SF_EXPORT void __sanitizer_weak_hook_strstr(void *pc, const char *h, const char *n, char *result)
+{
+        (void)h;
+        if (WEAK_HOOK_SKIP() || result)
+                return;
+        record_needle((uintptr_t)pc, n, bounded_strlen(n, CMPTABLE_MEM_MAX));
+}
+
+SF_EXPORT void __sanitizer_weak_hook_strcasestr(void *pc, const char *h, const char *n,
+                                                char *result);
+SF_EXPORT void __sanitizer_weak_hook_strcasestr(void *pc, const char *h, const char *n,
+                                                char *result)
+{
+        (void)h;
+        if (WEAK_HOOK_SKIP() || result)
+                return;
+        record_needle((uintptr_t)pc, n, bounded_strlen(n, CMPTABLE_MEM_MAX));
+}
+
+SF_EXPORT void __sanitizer_weak_hook_memmem(void *pc, const void *h, size_t hl, const void *n,
+                                            size_t nl, void *result);
+SF_EXPORT void __sanitizer_weak_hook_memmem(void *pc, const void *h, size_t hl, const void *n,
+                                            size_t nl, void *result)
+{
+        (void)h;
+        (void)hl;
+        if (WEAK_HOOK_SKIP() || result)
+                return;
+        record_needle((uintptr_t)pc, n, nl);
 }

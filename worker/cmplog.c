@@ -22,12 +22,22 @@ int cmplog_mode;
 uint32_t cmplog_record_left;
 int cmplog_value_profile;
 uint8_t cmplog_vp_map[CMPLOG_VP_COUNTERS];
+uint8_t cmplog_eq_map[CMPLOG_EQ_COUNTERS];
+static bool cmplog_eq_enabled;
+
+void cmplog_eq_enable(void)
+{
+        if (cmplog_eq_enabled)
+                return;
+        coverage_register_features(cmplog_eq_map, cmplog_eq_map + CMPLOG_EQ_COUNTERS);
+        cmplog_eq_enabled = true;
+}
 
 void cmplog_value_profile_enable(void)
 {
         if (cmplog_value_profile)
                 return;
-        coverage_register_counters(cmplog_vp_map, cmplog_vp_map + CMPLOG_VP_COUNTERS);
+        coverage_register_features(cmplog_vp_map, cmplog_vp_map + CMPLOG_VP_COUNTERS);
         cmplog_value_profile = CMPLOG_VALUE_PROFILE;
 }
 

@@ -100,6 +100,54 @@ static inline void cmplog_vp(uintptr_t pc, unsigned distance)
         cmplog_vp_map[(cmplog_slot(pc, 0, 6) << 6) | (distance & 63)] = 1;
 }
 
+/* Equal comparisons, counted per call site: the feature "a comparison at
+ * a call site in this bucket found its operands equal k times in one
+ * input" for k = 1..CMPLOG_EQ_LEVELS-1, in CMPLOG_EQ_SITES rows of
+ * CMPLOG_EQ_LEVELS bytes. A row's byte 0 counts (a hit counter like an
+ * edge's: the hidden branch of a comparison compiled without one) and byte
+ * k marks the count reached, so an input that makes one more comparison
+ * come out equal than any before reaches a new feature.
+ *
+ * This is what finds a loop that counts matching bytes with branchless
+ * compares (n += data[i] == key[i], compiled to sete): the loop has no
+ * branch per byte, every byte is compared at the same call site, and the
+ * compared values are not in the input at a place input-to-state can
+ * find, so neither edges, nor the value profile (distance per site), nor
+ * the comparison table see one more byte matching. Only one-byte
+ * comparisons whose two operands are both computed (trace_cmp1, not
+ * const_cmp1) count: those are the loops over two byte strings. Counting
+ * wider ones too rewarded loop bounds that come out equal once per
+ * record, and so longer inputs: tlv_parser's average input grew from 53
+ * to 64 bytes and it ran 14% fewer executions per CPU-second. A
+ * tokenizer's tests against constants are branches the edges already
+ * count. Always on (cmplog_eq_enable()).
+ *
+ * The map is scanned after every input like the target's counters, so it
+ * is small: 4096 bytes (with every width counted) cost tiny targets (3-4M
+ * executions a second) 14-23% of their speed; 512 bytes, counting one-byte
+ * comparisons only, 0-4% (bench/ab.sh, 3 trials). Sites share rows, and a count past
+ * CMPLOG_EQ_LEVELS-1 (a key longer than 31 bytes) is not told apart. */
+#define CMPLOG_EQ_SITES 16u
+#define CMPLOG_EQ_LEVELS 32u
+#define CMPLOG_EQ_COUNTERS (CMPLOG_EQ_SITES * CMPLOG_EQ_LEVELS)
+extern uint8_t cmplog_eq_map[CMPLOG_EQ_COUNTERS];
+
+static inline void cmplog_eq(uintptr_t pc)
+{
+        uint8_t *row = &cmplog_eq_map[cmplog_slot(pc, 1, 4) * CMPLOG_EQ_LEVELS];
+        unsigned k = row[0];
+
+        if (k < CMPLOG_EQ_LEVELS - 1) {
+                row[0] = (uint8_t)(k + 1);
+                row[k + 1] = 1;
+        }
+}
+
+/* Registers cmplog_eq_map as coverage counters. Called once in a worker,
+ * after the target's own counters are registered and before the value
+ * profile's map, so counter offsets agree across workers. */
+void cmplog_eq_enable(void);
+
 /* Records an integer comparison of @width bytes made at @pc. Operands that
  * are already equal teach nothing and are skipped. For CMPTABLE_F_CONST, @b
  * is the constant. */

@@ -988,6 +988,7 @@ static int worker_prepare(Worker *w)
         }
         if (w->args.value_profile)
                 cmplog_value_profile_enable();
+        cmplog_eq_enable();
         if (w->coverage->counters == 0)
                 w->coverage->counters = coverage_counters();
         return 0;

@@ -1,7 +1,7 @@
 /*
  * Checks, on every input, that the byte-string functions snapfuzz
  * interposes (memcmp, bcmp, strcmp, strncmp, strcasecmp, strncasecmp,
- * strstr, memmem) answer exactly as plain reference loops do: the input is
+ * strstr, strcasestr, memmem) answer exactly as plain reference loops do: the input is
  * split into two operands and a length, both are compared every way, and a
  * wrong answer traps. Fuzzing it must find nothing. Built with -fno-builtin
  * so that the reference loops stay loops.
@@ -58,6 +58,19 @@ static const uint8_t *ref_memmem(const uint8_t *h, size_t hl, const uint8_t *n, 
         return NULL;
 }
 
+static const char *ref_strcasestr(const char *h, const char *n)
+{
+        size_t nl = 0;
+        while (n[nl])
+                nl++;
+        for (;; h++) {
+                if (ref_strncmp(h, n, nl, 1) == 0)
+                        return h;
+                if (!*h)
+                        return NULL;
+        }
+}
+
 static void expect(int ok)
 {
         if (!ok)
@@ -100,5 +113,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 alen++;
         expect(strstr(a, b) ==
                (const char *)ref_memmem((const uint8_t *)a, alen, (const uint8_t *)b, blen));
+        expect(strcasestr(a, b) == ref_strcasestr(a, b));
         return 0;
 }
