@@ -12,7 +12,13 @@
  * runner's resident memory (--rss-limit-mb), asks for a stack dump before
  * killing, and reports either "done" (with the inputs that found coverage,
  * left in the record's finds area) or "died" (with the cause and the
- * symbolized stack) to whoever started it.
+ * symbolized stack) to whoever started it. Its command line and every
+ * message it reads or writes go through worker/proto.h.
+ *
+ * A batch is a short list of phases (worker_run_batch): write it into the
+ * record, get a runner (the waiting one, or a fresh fork), watch it one
+ * poll tick at a time until it is done or gone, settle what is left of it,
+ * and report.
  */
 #include <dlfcn.h>
 #include <errno.h>
