@@ -483,7 +483,7 @@ static int cmd_reproduce(int argc, char **argv)
         }
         r = cliopt_sandbox_finish(&cfg.trust, &sb, cfg.out_dir);
         if (r == 0)
-                r = reproduce_run(&cfg);
+                r = exit_status(reproduce_run(&cfg));
         free(sb.policy_json);
         return r;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "engine/reproduce.h"
+#include "worker/proto.h"
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/msg.h"
@@ -23,7 +24,6 @@
 #include "recovery/classify.h"
 #include "recovery/replay.h"
 #include "recovery/symbolize.h"
-#include "snapfuzz/exitcode.h"
 
 #include "snapfuzz/banned.h"
 
@@ -75,7 +75,7 @@ static void print_stack(cJSON *death)
 
 /* A state-dependent crash is replayed from its stored record: the same
  * batch, running iterations first..last in one runner. Returns 0 and the
- * record in *ret_region (layout in *ret_layout), or an SF_EXIT_* code. */
+ * record in *ret_region (layout in *ret_layout), or -EBADMSG after a line. */
 static int load_history(const ReproduceConfig *cfg, const Crashconf *conf, uint8_t **ret_region,
                         RecordLayout *ret_layout)
 {
@@ -88,7 +88,7 @@ static int load_history(const ReproduceConfig *cfg, const Crashconf *conf, uint8
                 log_error("the crash is state-dependent but %s cannot be read (%s); the crash "
                           "record is incomplete",
                           path, strerror(-r));
-                return SF_EXIT_USAGE;
+                return -EBADMSG;
         }
         const RecordHeader *h = (const RecordHeader *)rec;
         if (len < sizeof(RecordHeader) || record_layout(h->max_len, ret_layout) < 0 ||
@@ -96,7 +96,7 @@ static int load_history(const ReproduceConfig *cfg, const Crashconf *conf, uint8
             conf->last > h->iters) {
                 log_error("%s is not a valid replay record; the crash record is corrupt", path);
                 free(rec);
-                return SF_EXIT_USAGE;
+                return -EBADMSG;
         }
         *ret_region = rec;
         return 0;
@@ -132,17 +132,17 @@ static void print_header(const ReproduceConfig *cfg, const Crashconf *conf)
         print_hexdump(conf->input, conf->input_len, 256);
 }
 
-/* Prints the verdict of @result; SF_EXIT_CRASH or SF_EXIT_OK. */
+/* Prints the verdict of @result; REPRODUCE_CRASHES or REPRODUCE_FIXED. */
 static int print_verdict(const Crashconf *conf, const cJSON *result)
 {
-        if (strcmp(msg_str(result, "type", ""), "died") != 0) {
+        if (!proto_is(result, PROTO_DIED)) {
                 printf("\nNOT REPRODUCED: the input ran to completion; the bug looks fixed "
                        "(stored as %s)\n",
                        conf->kind);
                 if (conf->note[0] && !conf->note_is_warning)
                         printf("  note     it ran under the default strict sandbox, not the "
                                "one stored in crash.json; --trust-record uses that one\n");
-                return SF_EXIT_OK;
+                return REPRODUCE_FIXED;
         }
         Classification c;
         char shown[TERMSAFE_BUF];
@@ -163,7 +163,7 @@ static int print_verdict(const Crashconf *conf, const cJSON *result)
                 printf("  note     stored as %s, now %s\n", conf->kind, c.kind);
         printf("  stack:\n");
         print_stack(cJSON_GetObjectItemCaseSensitive(result, "death"));
-        return SF_EXIT_CRASH;
+        return REPRODUCE_CRASHES;
 }
 
 int reproduce_run(const ReproduceConfig *cfg)
@@ -180,7 +180,7 @@ int reproduce_run(const ReproduceConfig *cfg)
         int r = crashconf_load(cfg->out_dir, cfg->id, &cfg->trust, &conf, err, sizeof(err));
         if (r < 0) {
                 log_error("%s", err);
-                return r == -ENOMEM ? SF_EXIT_INTERNAL : SF_EXIT_USAGE;
+                return r == -ENOMEM ? r : -EBADMSG;
         }
         print_sandbox_note(&conf);
         crashconf_wproc_config(&conf, &wc);
@@ -194,8 +194,8 @@ int reproduce_run(const ReproduceConfig *cfg)
         if (r < 0) {
                 char shown[TERMSAFE_BUF];
                 log_error("%s: %s", termsafe_str(shown, sizeof(shown), conf.target, 512), err);
-                code = r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ? SF_EXIT_USAGE
-                                                                     : SF_EXIT_INTERNAL;
+                /* A target that cannot be loaded is the user's to fix. */
+                code = r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ? -ENOEXEC : r;
                 goto out;
         }
         if (history) {
@@ -214,7 +214,7 @@ int reproduce_run(const ReproduceConfig *cfg)
         }
         if (r < 0) {
                 log_error("the worker failed while running the input: %s", strerror(-r));
-                code = SF_EXIT_INTERNAL;
+                code = r;
                 goto out;
         }
         print_header(cfg, &conf);

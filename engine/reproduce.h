@@ -12,6 +12,13 @@ typedef struct ReproduceConfig {
         CrashconfTrust trust; /* what the command line says over crash.json */
 } ReproduceConfig;
 
-/* Returns SF_EXIT_CRASH when it still crashes, SF_EXIT_OK when it no longer
- * does, SF_EXIT_USAGE for a bad id, a corrupt or refused record, SF_EXIT_INTERNAL. */
+/* Outcomes of reproduce_run. */
+enum {
+        REPRODUCE_FIXED = 0,   /* the input no longer crashes */
+        REPRODUCE_CRASHES = 1, /* it still crashes */
+};
+
+/* Returns a REPRODUCE_* outcome, or a negative errno after one line:
+ * -EBADMSG for a bad id or a corrupt or refused record, -ENOEXEC for a
+ * target that cannot be loaded, another for snapfuzz's own failures. */
 int reproduce_run(const ReproduceConfig *cfg);

@@ -197,82 +197,74 @@ static bool classify_report(const char *report, Classification *ret, char *type,
         return false;
 }
 
-void classify_death(const cJSON *died, Classification *ret)
+/* Kind and message of a death by signal @sig (the death area @death may
+ * say more: a stack overflow, the blocked syscall). */
+static void classify_signal(int sig, const cJSON *death, const char *addr, Classification *ret)
 {
-        const char *reason = msg_str(died, "reason", "crash");
-        const cJSON *death = cJSON_GetObjectItemCaseSensitive(died, "death");
-        int sig = (int)msg_int(died, "signal", 0);
-        int exit_code = (int)msg_int(died, "exit_code", -1);
-        int death_reason = death ? (int)msg_int(death, "reason", 0) : 0;
-        const char *addr = death ? msg_str(death, "addr", "0x0") : "0x0";
-
-        memset(ret, 0, sizeof(*ret));
-        ret->is_crash = strcmp(reason, "stopped") != 0;
-        const char *report = msg_str(died, "sanitizer_report", NULL);
-        char san_type[64] = "";
-
-        if (strcmp(reason, "crash") == 0 && report &&
-            classify_report(report, ret, san_type, sizeof(san_type))) {
-                /* The sanitizer said what went wrong; the signal is only how
-                 * it ended the process. */
-        } else if (strcmp(reason, "timeout") == 0) {
-                snprintf(ret->kind, sizeof(ret->kind), "timeout");
+        const char *kind = kind_of_signal(sig);
+        if (sig == SIGSEGV && death && msg_bool(death, "stack_overflow", 0))
+                kind = "stack-overflow";
+        snprintf(ret->kind, sizeof(ret->kind), "%s", kind);
+        const char *abbrev = sigabbrev_np(sig);
+        if (sig == SIGSYS && death && cJSON_GetObjectItemCaseSensitive(death, "syscall")) {
+                snprintf(ret->message, sizeof(ret->message), "the sandbox blocked syscall %s (%s)",
+                         msg_str(death, "syscall_name", "?"),
+                         msg_str(death, "syscall_group", "not allowed"));
+        } else if (sig == SIGSYS) {
                 snprintf(ret->message, sizeof(ret->message),
-                         "the target ran longer than the timeout on one input");
+                         "the sandbox blocked a syscall; the target had SIGSYS "
+                         "blocked, so the syscall could not be named");
+        } else if (sig == SIGSEGV || sig == SIGBUS) {
+                snprintf(ret->message, sizeof(ret->message), "SIG%s on address %s%s",
+                         abbrev ? abbrev : "?", addr,
+                         strcmp(kind, "stack-overflow") == 0 ? " (stack overflow)" : "");
+        } else if (sig == SIGKILL) {
+                snprintf(ret->message, sizeof(ret->message),
+                         "the runner was killed by SIGKILL from outside snapfuzz "
+                         "(the OOM killer, a person, or the target itself)");
+        } else {
+                snprintf(ret->message, sizeof(ret->message), "the target died by SIG%s",
+                         abbrev ? abbrev : "?");
+        }
+}
+
+/* Kind and message of a death the worker named (timeout, oom) or the
+ * runner's death area did (leaks, a write into the input); false when it
+ * is neither. */
+static bool classify_named(const char *reason, int death_reason, Classification *ret)
+{
+        const char *kind, *message;
+        if (strcmp(reason, "timeout") == 0) {
+                kind = "timeout";
+                message = "the target ran longer than the timeout on one input";
         } else if (strcmp(reason, "oom") == 0) {
-                snprintf(ret->kind, sizeof(ret->kind), "oom");
-                snprintf(ret->message, sizeof(ret->message),
-                         "the target's resident memory went over the RSS limit");
+                kind = "oom";
+                message = "the target's resident memory went over the RSS limit";
         } else if (death_reason == 5 /* RECORD_DEATH_LEAK_SUSPECT */) {
                 /* Not a crash yet: the recovery helper confirms it with
                  * LeakSanitizer, or dismisses it. */
-                snprintf(ret->kind, sizeof(ret->kind), "leak-suspect");
-                snprintf(ret->message, sizeof(ret->message),
-                         "an input allocated more memory than it freed, twice in a row");
+                kind = "leak-suspect";
+                message = "an input allocated more memory than it freed, twice in a row";
         } else if (death_reason == 4 /* RECORD_DEATH_LEAK */) {
-                snprintf(ret->kind, sizeof(ret->kind), "leak");
-                snprintf(ret->message, sizeof(ret->message),
-                         "LeakSanitizer found unreachable memory after the input ran");
+                kind = "leak";
+                message = "LeakSanitizer found unreachable memory after the input ran";
         } else if (death_reason == 3 /* RECORD_DEATH_OVERWRITE */) {
-                snprintf(ret->kind, sizeof(ret->kind), "overwrite-input");
-                snprintf(ret->message, sizeof(ret->message),
-                         "the target wrote into its const input buffer");
-        } else if (sig) {
-                const char *kind = kind_of_signal(sig);
-                if (sig == SIGSEGV && death && msg_bool(death, "stack_overflow", 0))
-                        kind = "stack-overflow";
-                snprintf(ret->kind, sizeof(ret->kind), "%s", kind);
-                const char *abbrev = sigabbrev_np(sig);
-                if (sig == SIGSYS && death && cJSON_GetObjectItemCaseSensitive(death, "syscall")) {
-                        snprintf(ret->message, sizeof(ret->message),
-                                 "the sandbox blocked syscall %s (%s)",
-                                 msg_str(death, "syscall_name", "?"),
-                                 msg_str(death, "syscall_group", "not allowed"));
-                } else if (sig == SIGSYS) {
-                        snprintf(ret->message, sizeof(ret->message),
-                                 "the sandbox blocked a syscall; the target had SIGSYS "
-                                 "blocked, so the syscall could not be named");
-                } else if (sig == SIGSEGV || sig == SIGBUS) {
-                        snprintf(ret->message, sizeof(ret->message), "SIG%s on address %s%s",
-                                 abbrev ? abbrev : "?", addr,
-                                 strcmp(kind, "stack-overflow") == 0 ? " (stack overflow)" : "");
-                } else if (sig == SIGKILL) {
-                        snprintf(ret->message, sizeof(ret->message),
-                                 "the runner was killed by SIGKILL from outside snapfuzz "
-                                 "(the OOM killer, a person, or the target itself)");
-                } else {
-                        snprintf(ret->message, sizeof(ret->message), "the target died by SIG%s",
-                                 abbrev ? abbrev : "?");
-                }
+                kind = "overwrite-input";
+                message = "the target wrote into its const input buffer";
         } else {
-                snprintf(ret->kind, sizeof(ret->kind), "exit");
-                snprintf(ret->message, sizeof(ret->message),
-                         "the target called exit(%d) instead of returning", exit_code);
+                return false;
         }
+        snprintf(ret->kind, sizeof(ret->kind), "%s", kind);
+        snprintf(ret->message, sizeof(ret->message), "%s", message);
+        return true;
+}
 
-        /* The signature: kind, then the top frames that belong to the
-         * target. The syscall name takes the place of frames for sandbox
-         * crashes whose stacks are all runtime (a raw syscall in libc). */
+/* The signature: kind, then the top frames that belong to the target. The
+ * syscall name takes the place of frames for sandbox crashes whose stacks
+ * are all runtime (a raw syscall in libc). Then the id, its hash. */
+static void classify_sign(const cJSON *death, const char *san_type, int exit_code,
+                          Classification *ret)
+{
         snprintf(ret->signature, sizeof(ret->signature), "%s", ret->kind);
         if (strcmp(ret->kind, "sandbox") == 0 && death)
                 sig_add(ret->signature, sizeof(ret->signature),
@@ -300,4 +292,34 @@ void classify_death(const cJSON *died, Classification *ret)
         }
         uint64_t h = hash64(ret->signature, strlen(ret->signature), UINT64_C(0x736e6170));
         snprintf(ret->id, sizeof(ret->id), "%016llx", (unsigned long long)h);
+}
+
+void classify_death(const cJSON *died, Classification *ret)
+{
+        const char *reason = msg_str(died, "reason", "crash");
+        const cJSON *death = cJSON_GetObjectItemCaseSensitive(died, "death");
+        int sig = (int)msg_int(died, "signal", 0);
+        int exit_code = (int)msg_int(died, "exit_code", -1);
+        int death_reason = death ? (int)msg_int(death, "reason", 0) : 0;
+        const char *addr = death ? msg_str(death, "addr", "0x0") : "0x0";
+
+        memset(ret, 0, sizeof(*ret));
+        ret->is_crash = strcmp(reason, "stopped") != 0;
+        const char *report = msg_str(died, "sanitizer_report", NULL);
+        char san_type[64] = "";
+
+        if (strcmp(reason, "crash") == 0 && report &&
+            classify_report(report, ret, san_type, sizeof(san_type))) {
+                /* The sanitizer said what went wrong; the signal is only how
+                 * it ended the process. */
+        } else if (classify_named(reason, death_reason, ret)) {
+                /* A death the worker or the runner named. */
+        } else if (sig) {
+                classify_signal(sig, death, addr, ret);
+        } else {
+                snprintf(ret->kind, sizeof(ret->kind), "exit");
+                snprintf(ret->message, sizeof(ret->message),
+                         "the target called exit(%d) instead of returning", exit_code);
+        }
+        classify_sign(death, san_type, exit_code, ret);
 }
