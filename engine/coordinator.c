@@ -104,6 +104,7 @@ typedef struct Coordinator {
         uint64_t events; /* messages read from workers */
         int64_t start_ms, last_status_ms;
         uint64_t deaths, stored, unique, lost;
+        uint64_t rescued; /* of the stored, those in the rescue directory */
         /* Deaths by stack (kind and the exact module offsets of its frames),
          * for the backlog rule: an open-addressing set of hashes. */
         uint64_t death_keys[COORD_DEATH_KEYS];
@@ -203,6 +204,7 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "crashes", (double)c->stored);
         cJSON_AddNumberToObject(j, "unique_crashes", (double)c->unique);
         cJSON_AddNumberToObject(j, "inputs_lost", (double)c->lost);
+        cJSON_AddNumberToObject(j, "crashes_rescued", (double)c->rescued);
         cJSON_AddNumberToObject(j, "duplicate_deaths_skipped", (double)c->duplicates_skipped);
         cJSON_AddNumberToObject(j, "leak_suspects", (double)c->leak_suspects);
         cJSON_AddNumberToObject(j, "leak_suspects_dismissed", (double)c->leak_dismissed);
@@ -276,6 +278,18 @@ static int helper_start(Coordinator *c)
         return helperq_new(&c->helperq, &hc);
 }
 
+/* A crash the helper could not write to OUT/crashes, stored in the rescue
+ * directory instead: said every time, with where it is. */
+static void helper_rescued(Coordinator *c, const cJSON *m)
+{
+        const char *where = msg_str(m, "rescued_to", NULL);
+        if (!where)
+                return;
+        c->rescued++;
+        log_warn("crash %s could not be written to %s/crashes: it is in %s/crashes/%s instead",
+                 msg_str(m, "id", "?"), c->cfg->out_dir, where, msg_str(m, "id", "?"));
+}
+
 static void helper_event(Coordinator *c, cJSON *m)
 {
         const char *type = msg_str(m, "type", "");
@@ -299,6 +313,7 @@ static void helper_event(Coordinator *c, cJSON *m)
                 c->stored++;
                 if (is_new)
                         c->unique++;
+                helper_rescued(c, m);
                 log_info("crash %s: %s (%s)%s, input %" PRId64 " bytes, %s, stored in "
                          "%s/crashes/%s (%" PRId64 " ms after the death)",
                          msg_str(m, "id", "?"), msg_str(m, "kind", "?"), msg_str(m, "message", ""),
@@ -325,6 +340,14 @@ static void helper_event(Coordinator *c, cJSON *m)
         } else if (strcmp(type, "lost") == 0 && suspect) {
                 /* Not a crash: nothing was lost but a check. */
                 log_warn("a leak suspect's input could not be rebuilt: %s", msg_str(m, "why", "?"));
+        } else if (strcmp(type, "lost") == 0 && msg_bool(m, "write_error", 0)) {
+                /* Rebuilt, but neither OUT nor the rescue directory took it:
+                 * fuzzing on would only find more to lose. */
+                c->lost++;
+                log_error("a crash was found but nothing can be written: %s; stopping",
+                          msg_str(m, "why", "?"));
+                c->internal_error = true;
+                c->stopping = true;
         } else if (strcmp(type, "lost") == 0) {
                 c->lost++;
                 log_warn("a runner died but its input could not be rebuilt: %s",
@@ -1270,8 +1293,13 @@ static void coordinator_finish(Coordinator *c, bool started)
                 log_info("%" PRIu64 " crash%s stored (%" PRIu64 " new); replay one with: "
                          "snapfuzz reproduce ID --out %s",
                          c->stored, c->stored == 1 ? "" : "es", c->unique, c->cfg->out_dir);
+        if (c->rescued)
+                log_warn("%" PRIu64 " of them could not be written to %s/crashes and are in the "
+                         "rescue directory named above",
+                         c->rescued, c->cfg->out_dir);
         if (c->lost)
-                log_warn("%" PRIu64 " crash%s could not be rebuilt (see the warnings above)",
+                log_warn("%" PRIu64 " crash%s could not be rebuilt or written (see the warnings "
+                         "above)",
                          c->lost, c->lost == 1 ? "" : "es");
         if (!c->stored && !c->lost)
                 log_info("no crash found");

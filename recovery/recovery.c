@@ -17,6 +17,7 @@
 
 #include "core/clock.h"
 #include "core/crashstore.h"
+#include "core/fsutil.h"
 #include "core/hash.h"
 #include "core/log.h"
 #include "core/msg.h"
@@ -120,6 +121,7 @@ static cJSON *record_json(const void *region, const RecordLayout *l)
 
 typedef struct Helper {
         const RecoveryConfig *cfg;
+        int64_t out_failed_ms; /* when OUT/crashes last refused a crash */
         Wproc *verifier;
         uint8_t *buf;
         RecordLayout layout;
@@ -411,7 +413,9 @@ typedef struct Job {
         unsigned history_probes;
         const cJSON *death; /* the stack the report shows */
         bool is_new;
-        char why[768]; /* why the job is lost */
+        char why[768];         /* why the job is lost */
+        char rescued_to[4096]; /* stored here, not in OUT (job_store_rescue) */
+        bool write_error;      /* lost because nothing could be written */
 } Job;
 
 /* A job's outcomes other than "stored" (positive results of its phases). */
@@ -634,6 +638,50 @@ static bool job_stored_before(Helper *hp, const Job *j)
         return same;
 }
 
+/* How long a crash whose write failed waits before the second try, and
+ * how long after a failure later crashes go straight to the rescue
+ * directory. */
+#define JOB_STORE_RETRY_MS 500
+#define JOB_STORE_SPELL_MS 5000
+
+/* OUT/crashes could not take the crash (a full disk, a directory made
+ * read-only): it is tried once more, then written to the run's rescue
+ * directory, ${TMPDIR:-/tmp}/snapfuzz-rescue-<coordinator pid>, the one the
+ * corpus writer uses (engine/corpusw.c), so nothing rebuilt is dropped.
+ * Returns 0 (Job.rescued_to says where, when not OUT) or the error. */
+static int job_store_rescue(Helper *hp, Job *j, cJSON *report, const CrashFile *files,
+                            size_t n_files, int first)
+{
+        /* One pause per failing spell, not one per crash: a campaign that
+         * finds a crash a second would otherwise fall behind for good. */
+        int64_t now = clock_now_ms();
+        if (now - hp->out_failed_ms > JOB_STORE_SPELL_MS) {
+                struct timespec pause = {0, JOB_STORE_RETRY_MS * 1000000L};
+                nanosleep(&pause, NULL);
+                int r = crashstore_put_files(hp->cfg->out_dir, report, hp->buf, j->len, files,
+                                             n_files, &j->is_new);
+                if (r == 0 || r == -ENOMEM)
+                        return r;
+        }
+        hp->out_failed_ms = clock_now_ms();
+        const char *tmp = getenv("TMPDIR");
+        char crashes[4200];
+        snprintf(j->rescued_to, sizeof(j->rescued_to), "%s/snapfuzz-rescue-%ld",
+                 tmp && *tmp ? tmp : "/tmp", (long)getppid());
+        snprintf(crashes, sizeof(crashes), "%s/crashes", j->rescued_to);
+        int r2 = fs_mkdir_p(crashes, 0700);
+        if (r2 == 0)
+                r2 = crashstore_put_files(j->rescued_to, report, hp->buf, j->len, files, n_files,
+                                          &j->is_new);
+        if (r2 == 0)
+                return 0;
+        snprintf(j->why, sizeof(j->why), "cannot write the crash to %s/crashes (%s) nor to %s (%s)",
+                 hp->cfg->out_dir, strerror(-first), crashes, strerror(-r2));
+        j->rescued_to[0] = 0;
+        j->write_error = true;
+        return r2;
+}
+
 /* Phase 4: the report and the input into OUT/crashes. 0 or a negative
  * errno (the crash is not stored; Job.why says so). A new crash that
  * reproduced alone is minimized once its answer is sent: a state-dependent
@@ -662,14 +710,18 @@ static int job_store(Helper *hp, Job *j)
         report_add_conditions(hp, j, report);
         r = crashstore_put_files(hp->cfg->out_dir, report, hp->buf, j->len, files, n_files,
                                  &j->is_new);
+        if (r < 0 && r != -ENOMEM)
+                r = job_store_rescue(hp, j, report, files, n_files, r);
 stored:
-        if (r == 0 && j->is_new && j->reproduced && !j->history_first) {
+        /* A rescued crash is not minimized: its minimized file would go to
+         * OUT, which does not take writes. */
+        if (r == 0 && j->is_new && j->reproduced && !j->history_first && !j->rescued_to[0]) {
                 hp->minimize_pending = true;
                 hp->minimize_want = j->c;
                 hp->minimize_len = j->len;
         }
 out:
-        if (r < 0)
+        if (r < 0 && !j->why[0])
                 snprintf(j->why, sizeof(j->why), "cannot write the crash to %s/crashes: %s",
                          hp->cfg->out_dir, strerror(-r));
         sequence_free(&seq);
@@ -691,6 +743,8 @@ static cJSON *job_answer(const Job *j, int r, int64_t stored)
         if (r != 0) {
                 if (r != JOB_DISMISSED)
                         cJSON_AddStringToObject(out, "why", j->why);
+                if (j->write_error)
+                        cJSON_AddBoolToObject(out, "write_error", 1);
                 if (j->no_input)
                         cJSON_AddBoolToObject(out, "no_input", 1);
                 return out;
@@ -702,6 +756,8 @@ static cJSON *job_answer(const Job *j, int r, int64_t stored)
         cJSON_AddBoolToObject(out, "reproduced", j->reproduced);
         cJSON_AddNumberToObject(out, "input_len", (double)j->len);
         cJSON_AddNumberToObject(out, "death_to_stored_ms", (double)(stored - j->died_at));
+        if (j->rescued_to[0])
+                cJSON_AddStringToObject(out, "rescued_to", j->rescued_to);
         return out;
 }
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -263,4 +264,82 @@ Test(chaos, workers_sigkilled_under_a_campaign_are_replaced_and_nothing_is_lost,
                      "no crash lost; stderr:\n%.3000s", err);
         cJSON_Delete(st);
         free(err);
+}
+
+/*
+ * The output directory fails under a running campaign: a tmpfs that fills
+ * up, or a mount made read-only a few seconds in. Done in a mount
+ * namespace of its own (unshare -m), so nothing outside the test sees the
+ * mounts. Every crash found must end stored, in OUT or in the rescue
+ * directory the run names ($TMPDIR/snapfuzz-rescue-<pid>), and none lost.
+ */
+static const char outdir_fault_script[] =
+    "set -u\n"
+    "D=$1; B=$2; T=$3; SIZE=$4; RO_AFTER=$5\n"
+    "mount --make-rprivate / && mount -t tmpfs -o size=$SIZE tmpfs \"$D/out\" || exit 99\n"
+    "export TMPDIR=$D\n"
+    "\"$B\" run \"$T\" --out \"$D/out\" --workers 2 --keep-going --rss-limit-mb 300 "
+    "--timeout 0.3 --max-total-time 12 >\"$D/stdout\" 2>\"$D/stderr\" &\n"
+    "pid=$!\n"
+    "if [ \"$RO_AFTER\" -gt 0 ]; then sleep \"$RO_AFTER\"; mount --bind \"$D/out\" \"$D/out\" "
+    "&& mount -o remount,bind,ro \"$D/out\" || echo remount-failed >\"$D/remount\"; fi\n"
+    "wait $pid; echo $? >\"$D/rc\"\n"
+    "ls \"$D/out/crashes\" 2>/dev/null | wc -l >\"$D/out_crashes\"\n";
+
+static int read_int_file(const char *dir, const char *name)
+{
+        char path[700];
+        size_t len;
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        char *text = (char *)sf_read(path, &len);
+        int v = atoi(text);
+        free(text);
+        return v;
+}
+
+static void outdir_fault(const char *size, int ro_after)
+{
+        char *dir = sf_tmpdir();
+        char script[700], out[600], cmd[2400], path[700];
+        snprintf(script, sizeof(script), "%s/fault.sh", dir);
+        snprintf(out, sizeof(out), "%s/out", dir);
+        cr_assert_eq(mkdir(out, 0755), 0);
+        FILE *f = fopen(script, "w");
+        cr_assert_not_null(f);
+        fputs(outdir_fault_script, f);
+        fclose(f);
+        snprintf(cmd, sizeof(cmd), "unshare -m sh '%s' '%s' '%s' '%s' %s %d", script, dir,
+                 sf_env("SNAPFUZZ_BIN"), sf_target("deaths_soak"), size, ro_after);
+        int rc = system(cmd);
+        if (WIFEXITED(rc) && WEXITSTATUS(rc) == 99)
+                cr_skip_test("cannot mount a tmpfs in a mount namespace here (not root?)");
+        cr_assert_eq(rc, 0, "%s", cmd);
+        snprintf(path, sizeof(path), "%s/remount", dir);
+        cr_assert_neq(access(path, F_OK), 0, "the read-only remount failed");
+        size_t len;
+        snprintf(path, sizeof(path), "%s/stderr", dir);
+        char *err = (char *)sf_read(path, &len);
+        int code = read_int_file(dir, "rc");
+        int in_out = read_int_file(dir, "out_crashes");
+        char rescue[700];
+        snprintf(rescue, sizeof(rescue), "%s/snapfuzz-rescue-", dir);
+        cr_expect_eq(code, 1, "crashes were found; stderr:\n%.4000s", err);
+        cr_expect_null(strstr(err, "could not be rebuilt or written"), "%.4000s", err);
+        cr_expect_null(strstr(err, "nothing can be written"), "%.4000s", err);
+        cr_expect_null(strstr(err, "are lost"), "%.4000s", err);
+        cr_expect(strstr(err, rescue), "the rescue directory is named:\n%.4000s", err);
+        cr_expect_gt(in_out, 0, "crashes from before the fault are in OUT");
+        fprintf(stderr, "outdir fault (%s, read-only after %d s): %d crash ids in OUT\n", size,
+                ro_after, in_out);
+        free(err);
+}
+
+Test(chaos, a_full_output_directory_loses_no_crash, .timeout = 600)
+{
+        outdir_fault("600k", 0);
+}
+
+Test(chaos, an_output_directory_made_read_only_mid_run_loses_no_crash, .timeout = 600)
+{
+        outdir_fault("50m", 3);
 }
