@@ -78,8 +78,10 @@ static void help_run(FILE *f)
                 "                        2048; 0 disables)\n"
                 "  --malloc-limit-mb MB  one allocation over MB is out of memory (default: the\n"
                 "                        RSS limit; 0 disables)\n"
-                "  --seed N              seed of the run's PRNG (default: from the clock); with\n"
-                "                        --workers 1 the run is reproducible\n"
+                "  --seed N              seed of the run's PRNG (default: from the clock)\n"
+                "  --reproducible        with --seed and --workers 1: the same inputs in the same\n"
+                "                        order every run (fixed-length batches; slower on\n"
+                "                        targets whose inputs differ much in speed)\n"
                 "  --max-len BYTES       longest input (default: max(4096, largest seed))\n"
                 "  --keep-going          go on after a crash (default: stop at the first)\n"
                 "  --sandbox MODE        strict (default): a blocked syscall is a crash;\n"
@@ -105,7 +107,7 @@ static void help_run(FILE *f)
                 "examples:\n"
                 "  snapfuzz run ./parser.so seeds/ --max-total-time 600\n"
                 "  snapfuzz run ./parser.so --workers 4 --dict parser.dict --keep-going\n"
-                "  snapfuzz run ./parser.so --workers 1 --seed 7 --runs 1000000   # reproducible\n"
+                "  snapfuzz run ./parser.so --workers 1 --seed 7 --reproducible --runs 1000000\n"
                 "exit status: 0 nothing found, 1 a crash was found and stored, 2 bad usage or\n"
                 "input, 3 internal error.\n");
 }
@@ -171,6 +173,7 @@ enum {
         RUN_OPT_RUNNER_LIFETIME,
         RUN_OPT_KEEP_SEEDS,
         RUN_OPT_NO_REDUCE,
+        RUN_OPT_REPRODUCIBLE,
         RUN_OPT_HELP,
 };
 
@@ -196,6 +199,7 @@ static const struct option run_opts[] = {
     {"runner-lifetime-ms", required_argument, NULL, RUN_OPT_RUNNER_LIFETIME},
     {"keep-seeds", no_argument, NULL, RUN_OPT_KEEP_SEEDS},
     {"no-reduce", no_argument, NULL, RUN_OPT_NO_REDUCE},
+    {"reproducible", no_argument, NULL, RUN_OPT_REPRODUCIBLE},
     {"help", no_argument, NULL, RUN_OPT_HELP},
     {0},
 };
@@ -319,6 +323,9 @@ static int run_option(RunArgs *a, int c)
         case RUN_OPT_NO_REDUCE:
                 a->cfg.no_reduce = true;
                 break;
+        case RUN_OPT_REPRODUCIBLE:
+                a->cfg.reproducible = true;
+                break;
         case RUN_OPT_HELP:
                 help_run(stdout);
                 return SF_EXIT_OK;
@@ -408,6 +415,10 @@ static int cmd_run(int argc, char **argv)
                         return cliopt_bad_in(c, argv, run_opts, "run");
                 if (r > 0 || c == RUN_OPT_HELP)
                         return r;
+        }
+        if (a.cfg.reproducible && (!a.cfg.seed_set || a.cfg.workers != 1)) {
+                log_error("--reproducible needs --seed N and --workers 1");
+                return SF_EXIT_USAGE;
         }
         /* As libFuzzer: one allocation may not exceed the RSS limit. */
         if (!a.malloc_limit_set)

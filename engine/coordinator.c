@@ -126,7 +126,7 @@ typedef struct Coordinator {
         struct stat target_st;
         int64_t target_checked_ms;
         bool target_changed;
-        bool reproducible;  /* --seed and one worker: the same inputs every run */
+        bool reproducible;  /* --reproducible: the same inputs every run */
         int64_t started_at; /* wall clock, seconds since the epoch */
 } Coordinator;
 
@@ -1158,10 +1158,10 @@ static int coordinator_init(Coordinator *c)
                 return r;
         }
         c->n_seeds = 0; /* the schedule owns them */
-        /* --seed with one worker: nothing that steers the run may come from
-         * the clock, so batches have one length and an input's measured
-         * speed does not weigh in its energy. */
-        c->reproducible = cfg->seed_set && cfg->workers == 1;
+        /* --reproducible (with --seed and one worker): nothing that steers
+         * the run may come from the clock, so batches have one length and
+         * an input's measured speed does not weigh in its energy. */
+        c->reproducible = cfg->reproducible;
         if (c->reproducible)
                 schedule_set_fixed_length(c->sched, COORD_REPRODUCIBLE_ITERS);
         char corpus_dir[4096];

@@ -62,6 +62,8 @@ static BadCase cases[] = {
     {{"status", "/nonexistent"}, "cannot open the output directory"},
     {{"status", "@D/camp"}, "is not a stats file"},
     {{"launch"}, "unknown command 'launch'"},
+    {{"run", "@T", "--reproducible"}, "--reproducible needs --seed N and --workers 1"},
+    {{"run", "@T", "--reproducible", "--seed", "1", "--workers", "2"}, "--reproducible needs"},
 };
 
 /* Files the cases name, made once per test process. */

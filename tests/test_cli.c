@@ -625,11 +625,17 @@ Test(reproducible, a_seeded_one_worker_run_makes_the_same_inputs_every_time, .ti
                 /* ini_parser's planted assertion is found in a few hundred
                  * thousand executions; the inputs before it, the crash and
                  * its input must be the same in both runs. */
-                const char *args[] = {"run",       sf_target("ini_parser"),
-                                      "--out",     out,
-                                      "--seed",    "4242",
-                                      "--workers", "1",
-                                      "--runs",    "2000000",
+                const char *args[] = {"run",
+                                      sf_target("ini_parser"),
+                                      "--out",
+                                      out,
+                                      "--seed",
+                                      "4242",
+                                      "--workers",
+                                      "1",
+                                      "--runs",
+                                      "2000000",
+                                      "--reproducible",
                                       NULL};
                 sf_run(&r, 120, args);
                 cr_assert_eq(r.exit_code, 1, "stderr:\n%s", r.err);

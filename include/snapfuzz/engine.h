@@ -44,6 +44,7 @@ typedef struct SfRunConfig {
         unsigned runner_lifetime_ms; /* --runner-lifetime-ms */
         bool keep_seeds;             /* --keep-seeds: seeds are never superseded */
         bool no_reduce;              /* --no-reduce: no shorter forms of corpus entries */
+        bool reproducible;           /* --reproducible: needs seed_set and one worker */
 } SfRunConfig;
 
 /* Outcomes of engine_run. */
