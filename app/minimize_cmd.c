@@ -7,6 +7,7 @@
  * crash.json through recovery/crashconf.c, exactly as for `reproduce`.
  */
 #include <errno.h>
+#include <signal.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +150,27 @@ static int run_from_best(const MinimizeCmd *cmd, Wproc *w, const Classification 
         return minimize_run(w, input, len, want, &cmd->budget, ret, ret_len, st);
 }
 
+/* Ctrl-C (or SIGTERM) during a minimization: the trial under way ends,
+ * and the best input found so far is written and reported. */
+static volatile sig_atomic_t minimize_stop;
+
+static void minimize_on_signal(int sig)
+{
+        (void)sig;
+        minimize_stop = 1;
+}
+
+static void minimize_catch_signals(void)
+{
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = minimize_on_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+}
+
 int minimize_cmd(int argc, char **argv)
 {
         MinimizeCmd cmd = {
@@ -201,7 +223,16 @@ int minimize_cmd(int argc, char **argv)
         }
 
         MinimizeStats stats;
+        cmd.budget.stop = &minimize_stop;
+        minimize_catch_signals();
         r = run_from_best(&cmd, w, &want, input, len, &min, &min_len, &stats);
+        if (r == 0 && stats.stopped == MINIMIZE_STOP_INTERRUPTED && min_len >= len) {
+                printf("crash %s: interrupted after %llu trials, before anything smaller was "
+                       "found; nothing written\n",
+                       cmd.id, (unsigned long long)stats.trials);
+                code = SF_EXIT_OK;
+                goto out;
+        }
         if (r == MINIMIZE_NOT_REPRODUCED) {
                 printf("crash %s: NOT MINIMIZED: the stored input no longer crashes as %s "
                        "(signature %s); nothing was written\n",
@@ -234,6 +265,9 @@ int minimize_cmd(int argc, char **argv)
                (unsigned long long)stats.no_crash);
         if (stats.stopped == MINIMIZE_STOP_DONE)
                 printf("  stopped  done: no chunk, byte or simplification helps any more\n");
+        else if (stats.stopped == MINIMIZE_STOP_INTERRUPTED)
+                printf("  stopped  interrupted: the best input so far is written; run the "
+                       "command again to go on\n");
         else
                 printf("  stopped  %s: the budget ran out; run the command again to go on\n",
                        minimize_stop_str(stats.stopped));

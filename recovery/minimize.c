@@ -63,6 +63,8 @@ const char *minimize_stop_str(MinimizeStop s)
                 return "max-trials";
         case MINIMIZE_STOP_MAX_TIME:
                 return "max-time";
+        case MINIMIZE_STOP_INTERRUPTED:
+                return "interrupted";
         default:
                 return "done";
         }
@@ -73,6 +75,10 @@ const char *minimize_stop_str(MinimizeStop s)
  * from the oracle. */
 static int min_try(Min *m, const uint8_t *data, size_t len)
 {
+        if (m->b->stop && *m->b->stop) {
+                m->stats->stopped = MINIMIZE_STOP_INTERRUPTED;
+                return MIN_STOPPED;
+        }
         if (m->b->max_trials && m->stats->trials >= m->b->max_trials) {
                 m->stats->stopped = MINIMIZE_STOP_MAX_TRIALS;
                 return MIN_STOPPED;

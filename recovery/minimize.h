@@ -19,6 +19,8 @@
  */
 #pragma once
 
+#include <signal.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,12 +40,16 @@
 typedef struct MinimizeBudget {
         uint64_t max_trials;
         int64_t max_ms;
+        /* Set (by a signal handler) to stop after the trial under way: the
+         * best input so far is the result. NULL: never. */
+        const volatile sig_atomic_t *stop;
 } MinimizeBudget;
 
 typedef enum MinimizeStop {
-        MINIMIZE_STOP_DONE = 0,   /* every phase ran to its end */
-        MINIMIZE_STOP_MAX_TRIALS, /* the trial budget ran out */
-        MINIMIZE_STOP_MAX_TIME,   /* the time budget ran out */
+        MINIMIZE_STOP_DONE = 0,    /* every phase ran to its end */
+        MINIMIZE_STOP_MAX_TRIALS,  /* the trial budget ran out */
+        MINIMIZE_STOP_MAX_TIME,    /* the time budget ran out */
+        MINIMIZE_STOP_INTERRUPTED, /* MinimizeBudget.stop was set (Ctrl-C) */
 } MinimizeStop;
 
 typedef struct MinimizeStats {

@@ -295,3 +295,47 @@ Test(minimize, hangs_are_skipped_automatically_and_minimized_on_demand, .timeout
         free(min);
         case_free(&c);
 }
+
+/* Ctrl-C during `minimize` keeps the best input found so far: it is
+ * written, the report says it was interrupted, and the exit status is 0. A
+ * hang (deaths_all's 'T') makes each kept trial cost the whole timeout, so
+ * the interruption lands mid-way. */
+Test(minimize, ctrl_c_keeps_and_reports_the_best_input_so_far, .timeout = 180)
+{
+        char *dir = sf_tmpdir();
+        char seeds[600], out[600], path[700];
+        snprintf(seeds, sizeof(seeds), "%s/seeds", dir);
+        snprintf(out, sizeof(out), "%s/out", dir);
+        cr_assert_eq(mkdir(seeds, 0755), 0);
+        snprintf(path, sizeof(path), "%s/t", seeds);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs("TTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTT", f); /* 56 bytes */
+        fclose(f);
+        SfRun r;
+        const char *run[] = {
+            "run", sf_target("deaths_all"), seeds, "--out", out, "--workers", "1", "--timeout",
+            "0.3", "--no-minimize",         NULL};
+        sf_run(&r, 60, run);
+        cr_assert_eq(r.exit_code, 1, "the hang is found; stderr:\n%s", r.err);
+        sf_run_free(&r);
+        char *id = sf_only_crash(out);
+        const char *min[] = {"minimize", id,          "--out", out, "--max-time",
+                             "120",      "--timeout", "1",     NULL};
+        pid_t pid = sf_start(dir, min);
+        sleep(3);
+        kill(-pid, SIGINT);
+        int code = sf_wait(pid, 60);
+        size_t len;
+        snprintf(path, sizeof(path), "%s/stdout", dir);
+        char *text = (char *)sf_read(path, &len);
+        cr_expect_eq(code, 0, "stdout:\n%s", text);
+        cr_expect(strstr(text, "stopped  interrupted"), "stdout:\n%s", text);
+        snprintf(path, sizeof(path), "%s/crashes/%s/minimized", out, id);
+        uint8_t *m = sf_read(path, &len);
+        cr_expect_lt(len, 56, "the best so far is smaller");
+        cr_expect(len > 0 && m[0] == 'T');
+        free(m);
+        free(text);
+        free(id);
+}
