@@ -343,3 +343,77 @@ Test(chaos, an_output_directory_made_read_only_mid_run_loses_no_crash, .timeout 
 {
         outdir_fault("50m", 3);
 }
+
+/* The recovery helper's process: the coordinator's child named
+ * sf-recovery (engine/helperq.c). 0 when there is none yet. */
+static pid_t helper_pid_of(pid_t coordinator)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)coordinator,
+                 (int)coordinator);
+        FILE *f = fopen(path, "r");
+        long p;
+        pid_t found = 0;
+        while (f && !found && fscanf(f, "%ld", &p) == 1) {
+                char comm[64], name[32] = "";
+                snprintf(comm, sizeof(comm), "/proc/%ld/comm", p);
+                FILE *c = fopen(comm, "r");
+                if (c && fgets(name, sizeof(name), c) && strncmp(name, "sf-recovery", 11) == 0)
+                        found = (pid_t)p;
+                if (c)
+                        fclose(c);
+        }
+        if (f)
+                fclose(f);
+        return found;
+}
+
+/* The helper's verification worker, SIGKILLed again and again while the
+ * campaign stores crashes: each crash is still stored (a verification
+ * that cannot finish says "did not reproduce", it does not lose the
+ * input), and the campaign goes on. */
+Test(chaos, the_verification_worker_sigkilled_loses_nothing, .timeout = 600)
+{
+        unsigned seed = chaos_seed();
+        char *dir = sf_tmpdir();
+        char out[512], path[700];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        const char *args[] = {"run",          sf_target("deaths_soak"),
+                              "--out",        out,
+                              "--workers",    "1",
+                              "--keep-going", "--rss-limit-mb",
+                              "300",          "--timeout",
+                              "0.3",          "--max-total-time",
+                              "30",           NULL};
+        srand(seed);
+        pid_t pid = sf_start(dir, args);
+        int kills = 0;
+        sleep(2);
+        for (int i = 0; i < 300 && kills < 20; i++) {
+                pid_t helper = helper_pid_of(pid);
+                pid_t v[4];
+                int n = helper ? worker_pids(helper, v, 4) : 0;
+                if (n > 0 && kill(v[rand() % n], SIGKILL) == 0)
+                        kills++;
+                usleep((useconds_t)(100000 + rand() % 400000));
+                if (waitpid(pid, NULL, WNOHANG) == pid)
+                        break;
+        }
+        int code = sf_wait(pid, 120);
+        fprintf(stderr, "chaos: %d verification worker kills\n", kills);
+        size_t len;
+        snprintf(path, sizeof(path), "%s/stderr", dir);
+        char *err = (char *)sf_read(path, &len);
+        cr_expect_geq(kills, 10, "verification workers were killed (%d)", kills);
+        cr_expect_eq(code, 1, "stderr:\n%.3000s", err);
+        int crashes;
+        check_crashes(out, &crashes);
+        cr_expect_gt(crashes, 0);
+        snprintf(path, sizeof(path), "%s/stats.json", out);
+        cJSON *st = read_json(path);
+        cr_assert_not_null(st);
+        cr_expect_eq(cJSON_GetObjectItem(st, "inputs_lost")->valuedouble, 0, "stderr:\n%.3000s",
+                     err);
+        cJSON_Delete(st);
+        free(err);
+}
