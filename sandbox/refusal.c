@@ -47,6 +47,41 @@ static int refusal_cmd_arg(int nr)
         return -1;
 }
 
+/* @path with "." and ".." resolved by the letters (a class names where the
+ * path points, not how it was spelt): "/usr/lib/locale/../../../etc/passwd"
+ * is "/etc/passwd". Absolute paths only. */
+static void refusal_normalize(const char *path, char *buf, size_t cap)
+{
+        size_t len = 0;
+        const char *p = path;
+
+        buf[0] = '\0';
+        while (*p) {
+                const char *end = strchr(p, '/');
+                size_t n = end ? (size_t)(end - p) : strlen(p);
+
+                if (n == 0 || (n == 1 && p[0] == '.')) {
+                        /* nothing */
+                } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+                        while (len > 0 && buf[len - 1] != '/')
+                                len--;
+                        if (len > 0)
+                                len--;
+                        buf[len] = '\0';
+                } else if (len + 1 + n < cap) {
+                        buf[len++] = '/';
+                        memcpy(buf + len, p, n);
+                        len += n;
+                        buf[len] = '\0';
+                }
+                p += n;
+                if (*p == '/')
+                        p++;
+        }
+        if (len == 0)
+                snprintf(buf, cap, "/");
+}
+
 void refusal_classify(int nr, const uint64_t args[6], const char *path, Refusal *ret)
 {
         const char *name = sandbox_syscall_name(nr);
@@ -57,7 +92,14 @@ void refusal_classify(int nr, const uint64_t args[6], const char *path, Refusal 
         if (!name)
                 name = "unknown";
         if (is_openat || refusal_is(nr, "open")) {
-                const char *slash = path && path[0] == '/' ? strrchr(path, '/') : NULL;
+                char norm[PATH_MAX];
+                const char *slash = NULL;
+
+                if (path && path[0] == '/') {
+                        refusal_normalize(path, norm, sizeof(norm));
+                        path = norm;
+                        slash = strrchr(path, '/');
+                }
 
                 ret->kind = REFUSAL_OPEN;
                 ret->write = ((is_openat ? args[2] : args[1]) & REFUSAL_WRITE_FLAGS) != 0;

@@ -4,8 +4,11 @@
  * modules) and sqlite (/dev/urandom, /dev/null) do, and reads locale and
  * time zone files, runs with no policy file and no crash, while writing to
  * those files, reading any other file, or leaving their directories with
- * ".." is still a `sandbox` crash naming openat.
+ * ".." is still a `sandbox` crash naming openat; and such a refusal, once
+ * reported, is refused with an error and counted instead of killing more
+ * runners.
  */
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,4 +115,62 @@ Test(sysfiles, other_files_are_refused)
 Test(sysfiles, dotdot_does_not_leave_a_system_directory)
 {
         still_refused("D", "\"/usr/lib/locale/../../../etc/passwd\") was refused");
+}
+
+/* A refusal that repeats is one finding: the first kills its runner and is
+ * stored, with the policy file rule that would allow it; later ones of its
+ * class fail with an error, are counted, and kill no runner. */
+Test(sysfiles, a_repeated_refusal_kills_one_runner_and_is_counted)
+{
+        char *dir = sf_tmpdir(), seeds[700], out[700], stats[800];
+        const char *rule = "{\"allow\": [{\"syscall\":\"openat\",\"under\":\"/etc\"}]}";
+        size_t len;
+        SfRun r;
+
+        make_seeds(dir, "S", seeds, sizeof(seeds));
+        snprintf(out, sizeof(out), "%s/out", dir);
+        const char *args[] = {"run",
+                              sf_target("system_files_refused"),
+                              seeds,
+                              "--out",
+                              out,
+                              "--workers",
+                              "1",
+                              "--keep-going",
+                              "--max-total-time",
+                              "6",
+                              NULL};
+        sf_run(&r, 200, args);
+        cr_expect_eq(r.exit_code, 1, "expected crashes (exit 1), got %d; stderr:\n%s", r.exit_code,
+                     r.err);
+        cr_expect(strstr(r.err, rule), "the rule that would allow it is not printed:\n%s", r.err);
+        snprintf(stats, sizeof(stats), "%s/stats.json", out);
+        uint8_t *text = sf_read(stats, &len);
+        cr_assert(text);
+        cJSON *j = cJSON_Parse((char *)text);
+        cr_assert(j, "stats.json: %s", text);
+        const cJSON *e, *found = NULL;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "sandbox_refusals"))
+        {
+                if (strcmp(cJSON_GetObjectItem(e, "key")->valuestring, "openat /etc read") == 0)
+                        found = e;
+        }
+        cr_assert(found, "no class for the refused read of /etc/passwd:\n%s", text);
+        double deaths = cJSON_GetObjectItem(found, "runner_deaths")->valuedouble;
+        double quiet = cJSON_GetObjectItem(found, "quiet")->valuedouble;
+        /* The seed runs first, and the fuzzer keeps finding 'S' inputs. */
+        cr_expect_geq(deaths, 1);
+        cr_expect_leq(deaths, 2, "a reported refusal went on killing runners:\n%s", text);
+        /* Counts arrive every quarter second (and when a runner ends). */
+        cr_expect_gt(quiet, 100, "later refusals were not counted:\n%s", text);
+        cr_expect_leq(cJSON_GetObjectItem(j, "runner_deaths")->valuedouble, 10,
+                      "runner deaths:\n%s", text);
+        cJSON_Delete(j);
+        free(text);
+
+        /* The stored crash says what would allow it. */
+        int n = sf_count_crashes(out);
+        cr_expect_geq(n, 1);
+        sf_run_free(&r);
+        free(dir);
 }
