@@ -106,12 +106,19 @@ cJSON *sandboxlog_refusal(SandboxLog *l, const cJSON *died, bool *ret_first)
                 cJSON_AddItemToArray(l->refusals, entry);
                 *ret_first = true;
                 sandboxlog_rule_text(refusal, rule, sizeof(rule));
-                log_info("sandbox: refused %s%s%s; from now on the workers refuse it with an "
-                         "error instead of killing a runner, and count it; %s",
-                         key, msg_str(refusal, "path", NULL) ? " (first: " : "",
-                         msg_str(refusal, "path", NULL) ? msg_str(refusal, "path", "") : "", rule);
+                log_info("sandbox: refused %s%s%s%s; %s; %s", key,
+                         msg_str(refusal, "path", NULL) ? " (" : "", msg_str(refusal, "path", ""),
+                         msg_str(refusal, "path", NULL) ? ")" : "",
+                         msg_bool(refusal, "quietable", 0)
+                             ? "from now on the workers refuse it with an error instead of "
+                               "killing a runner, and count it"
+                             : "the filter cannot tell it from allowed calls: each one kills a "
+                               "runner",
+                         rule);
         }
         sandboxlog_add_count(entry, "runner_deaths", 1);
+        if (!msg_bool(refusal, "quietable", 0))
+                return NULL;
         cmd = msg_new(PROTO_QUIET_REFUSAL);
         if (cmd)
                 cJSON_AddItemToObject(cmd, "refusal", cJSON_Duplicate(refusal, 1));

@@ -326,6 +326,12 @@ void sandbox_describe_refusal(Sandbox *s, cJSON *death)
                 return;
         if (path)
                 cJSON_AddStringToObject(j, "path", path);
+        /* Whether sandbox_quiet() can take the class (strict mode, and a
+         * class the filter can tell apart). */
+        PolicyRule rule;
+        cJSON_AddBoolToObject(j, "quietable",
+                              s->mode == SANDBOX_STRICT &&
+                                  refusal_filter_rule(&r, &s->policy, &rule) >= 0);
         cJSON_AddItemToObject(death, "refusal", j);
 }
 

@@ -154,7 +154,8 @@ int sandbox_policy_check(const char *name, const char *policy_json, const char *
  * number of the refused syscall, and "syscall_args"), adds "refusal": its
  * class ("key": "openat /etc read", "socket", "ioctl 0x5413"), the path an
  * open named, and the policy file's rule that would allow it ("rule"), or
- * why none can ("no_rule"). Does nothing for other deaths.
+ * why none can ("no_rule"), and whether sandbox_quiet() can take the class
+ * ("quietable"). Does nothing for other deaths.
  */
 void sandbox_describe_refusal(Sandbox *s, struct cJSON *death);
 
