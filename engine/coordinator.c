@@ -591,6 +591,25 @@ static void watch_target(Coordinator *c)
                 (void)check_target(c);
 }
 
+/*
+ * A runner died of a sandbox refusal: its class is counted, and from now on
+ * the workers refuse it with an error instead of dying of it (every worker
+ * the first time, else the one whose runner died: a restarted worker). The
+ * call is still refused; a refusal that repeats costs a runner once.
+ */
+static void quiet_refusal(Coordinator *c, Slot *s, const cJSON *died)
+{
+        bool first = false;
+        cJSON *cmd = sandboxlog_refusal(c->sandbox_log, died, &first);
+
+        if (!cmd)
+                return;
+        for (unsigned i = 0; i < c->n_slots; i++)
+                if (c->slots[i].alive && c->slots[i].w && (first || &c->slots[i] == s))
+                        (void)wproc_send(c->slots[i].w, cmd);
+        cJSON_Delete(cmd);
+}
+
 static void take_death(Coordinator *c, Slot *s, cJSON *m)
 {
         Classification cl;
@@ -602,6 +621,8 @@ static void take_death(Coordinator *c, Slot *s, cJSON *m)
         classify_death(m, &cl);
         if (!cl.is_crash)
                 return;
+        if (strcmp(cl.kind, "sandbox") == 0)
+                quiet_refusal(c, s, m);
         if (strcmp(cl.kind, "leak-suspect") == 0) {
                 queue_death(c, s, m, true);
                 return;

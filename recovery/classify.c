@@ -197,6 +197,29 @@ static bool classify_report(const char *report, Classification *ret, char *type,
         return false;
 }
 
+/* What a sandbox refusal's class says (sandbox_describe_refusal): the path
+ * an open named, and the policy file rule that would allow it. "" when the
+ * death has none. */
+static void refusal_text(const cJSON *refusal, char *buf, size_t cap)
+{
+        const cJSON *rule = cJSON_GetObjectItemCaseSensitive(refusal, "rule");
+        const char *path = msg_str(refusal, "path", NULL);
+        char *text = rule ? cJSON_PrintUnformatted(rule) : NULL;
+        char where[160] = "";
+
+        buf[0] = '\0';
+        if (!refusal)
+                return;
+        if (path)
+                snprintf(where, sizeof(where), " on \"%.128s\"", path);
+        if (text)
+                snprintf(buf, cap, "%s; a policy file allows it with {\"allow\": [%.256s]}", where,
+                         text);
+        else
+                snprintf(buf, cap, "%s; no policy file can allow it", where);
+        cJSON_free(text);
+}
+
 /* Kind and message of a death by signal @sig (the death area @death may
  * say more: a stack overflow, the blocked syscall). */
 static void classify_signal(int sig, const cJSON *death, const char *addr, Classification *ret)
@@ -207,9 +230,13 @@ static void classify_signal(int sig, const cJSON *death, const char *addr, Class
         snprintf(ret->kind, sizeof(ret->kind), "%s", kind);
         const char *abbrev = sigabbrev_np(sig);
         if (sig == SIGSYS && death && cJSON_GetObjectItemCaseSensitive(death, "syscall")) {
-                snprintf(ret->message, sizeof(ret->message), "the sandbox blocked syscall %s (%s)",
+                char allow[384];
+                refusal_text(cJSON_GetObjectItemCaseSensitive(death, "refusal"), allow,
+                             sizeof(allow));
+                snprintf(ret->message, sizeof(ret->message),
+                         "the sandbox blocked syscall %s (%s)%s",
                          msg_str(death, "syscall_name", "?"),
-                         msg_str(death, "syscall_group", "not allowed"));
+                         msg_str(death, "syscall_group", "not allowed"), allow);
         } else if (sig == SIGSYS) {
                 snprintf(ret->message, sizeof(ret->message),
                          "the sandbox blocked a syscall; the target had SIGSYS "

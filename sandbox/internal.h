@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <linux/filter.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -11,7 +12,9 @@
 #include <sys/types.h>
 
 #include "sandbox/policy.h"
+#include "sandbox/refusal.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/sysfiles.h"
 
 /* Syscall numbers up to this bound get a cached name and a log bit. Native
  * numbers on every architecture snapfuzz runs on are far below it. */
@@ -59,10 +62,23 @@ struct Sandbox {
         int root_fd;                  /* the empty root runners chroot into, or -1 */
         uint64_t address_space_limit; /* RLIMIT_AS of runners; 0: none */
         int *dir_fds;                 /* O_PATH descriptors of policy.dirs */
+        SysFiles *sysfiles;           /* the system files' directories (strict, log) */
 
         /* The runner's end of the supervisor's socket during a batch, -1
          * when there is no supervisor (set by sandbox_supervisor_new). */
         int child_fd;
+
+        /* Refusal classes reported already (sandbox_quiet): refused with
+         * an errno and counted; the counts not yet sent. */
+        Refusal *quiet;
+        uint64_t *quiet_pending;
+        size_t n_quiet;
+        int64_t quiet_sent_ms;
+        /* The supervisor's last refusal in the current runner, for
+         * sandbox_describe_refusal(): the path the call named. */
+        int last_nr;
+        bool last_has_path;
+        char last_path[PATH_MAX];
 
         /* Log mode: syscalls already reported by this worker. */
         uint8_t logged[SANDBOX_NR_LIMIT / 8];

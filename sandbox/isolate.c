@@ -181,6 +181,14 @@ int sandbox_prepare(Sandbox *s)
                 }
         }
 
+        /* The system files every runner may read (sysfiles.h). */
+        if (s->policy.system_files) {
+                int r = sysfiles_new(&s->sysfiles);
+
+                if (r < 0)
+                        return r;
+        }
+
         if (s->mode != SANDBOX_OFF && !s->no_namespaces)
                 s->namespaces = enter_namespaces(&s->root_fd);
         return 0;

@@ -101,11 +101,17 @@
 /*
  * malloc, thread stacks and the runner's own buffers. No new executable
  * memory: mmap and mprotect are allowed only without PROT_EXEC (see the
- * "executable memory" group).
+ * "executable memory" group), but for the mapping of a file's code that
+ * can never be written (no PROT_WRITE, not anonymous): how dlopen() loads
+ * an iconv converter module from the system files (sandbox/sysfiles.c).
+ * Its pages hold what the file holds, which the runner cannot write (it
+ * opens files read-only), and mprotect cannot make them writable and
+ * executable at once, so no code the target wrote ever runs.
  */
 static const PolicyRule memory_rules[] = {
     ALLOW("brk"),
     ALLOW("mmap", .when = {ARG_LACKS(2, PROT_EXEC)}),
+    ALLOW("mmap", .when = {ARG_LACKS(2, PROT_WRITE), ARG_LACKS(3, MAP_ANONYMOUS)}),
     ALLOW("mprotect", .when = {ARG_LACKS(2, PROT_EXEC)}),
     ALLOW("munmap"),
     ALLOW("mremap"),
@@ -487,8 +493,8 @@ const PolicyGroup policy_groups[] = {
     ALLOWED("supervision", "handing the seccomp listener to the worker", supervision_rules),
 
     REFUSED("files",
-            "a runner opens no files and looks up no paths; a policy file can allow read-only "
-            "opens under a directory",
+            "a runner opens only the system files every runner may read, and looks up no paths; "
+            "a policy file can allow read-only opens under a directory",
             file_rules),
     REFUSED("process creation", "a runner never starts programs or processes; threads are fine",
             process_rules),
@@ -533,6 +539,7 @@ void policy_deinit(Policy *p)
         for (size_t i = 0; i < p->n_dirs; i++)
                 free(p->dirs[i]);
         free(p->dirs);
+        free(p->quiet);
         *p = (Policy){0};
 }
 
@@ -608,6 +615,19 @@ static const PolicyRule sanitizer_open_rules[] = {
 };
 
 /*
+ * Every open and openat, sent to the worker when the system files are
+ * allowed (sandbox/sysfiles.c): it opens those, read-only (/dev/null also
+ * for writing), and refuses anything else by name, path included. The
+ * filter cannot read a path, so it cannot decide; sending write opens too
+ * lets the refusal of one name its path. A policy file's directories and a
+ * sanitizer's /proc/self/maps are served by the same worker code.
+ */
+static const PolicyRule system_open_rules[] = {
+    SYS("openat", .action = POLICY_NOTIFY_OPEN),
+    SYS("open", .action = POLICY_NOTIFY_OPEN),
+};
+
+/*
  * A leak check (only in the runner the recovery helper starts to confirm a
  * suspected leak, never in a fuzzing runner): LeakSanitizer stops the
  * world by cloning a tracer that shares the runner's memory
@@ -632,7 +652,7 @@ static const PolicyRule leak_check_rules[] = {
 
 bool policy_opens_notify(const Policy *policy)
 {
-        return policy && (policy->n_dirs > 0 || policy->sanitizer);
+        return policy && (policy->n_dirs > 0 || policy->sanitizer || policy->system_files);
 }
 
 /* Whether a policy file's rule names syscall @name. */
@@ -642,6 +662,42 @@ static bool policy_names(const Policy *policy, const char *name)
                 if (strcmp(policy->extra[i].syscall, name) == 0)
                         return true;
         return false;
+}
+
+/* Whether a policy file's rule lets syscall @name run in the runner (rather
+ * than send it to the worker). */
+static bool policy_allows(const Policy *policy, const char *name)
+{
+        for (size_t i = 0; i < policy->n_extra; i++)
+                if (strcmp(policy->extra[i].syscall, name) == 0 &&
+                    policy->extra[i].action == POLICY_ALLOW)
+                        return true;
+        return false;
+}
+
+/* The rules that send opens to the worker: all of them for the system
+ * files, read-only ones for a sanitizer alone. A policy file that allows
+ * open or openat itself keeps them (its own rules decide). */
+static int policy_add_open_rules(scmp_filter_ctx ctx, const Policy *policy, bool notify)
+{
+        const PolicyRule *rules = NULL;
+        int r;
+
+        if (policy->system_files)
+                rules = system_open_rules;
+        else if (policy->sanitizer && policy->n_dirs == 0)
+                rules = sanitizer_open_rules;
+        if (!rules)
+                return 0;
+        for (size_t i = 0; i < 2; i++) {
+                if (policy_allows(policy, rules[i].syscall) ||
+                    (!policy->system_files && policy_names(policy, rules[i].syscall)))
+                        continue;
+                r = policy_add_rule(ctx, policy, notify, &rules[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 int policy_compile(const Policy *policy, bool notify, scmp_filter_ctx *ret)
@@ -689,13 +745,13 @@ int policy_compile(const Policy *policy, bool notify, scmp_filter_ctx *ret)
                 if (r < 0)
                         goto release_ctx;
         }
-        if (policy->sanitizer && policy->n_dirs == 0 && !policy_names(policy, "openat") &&
-            !policy_names(policy, "open")) {
-                for (size_t i = 0; i < ELEMENTSOF(sanitizer_open_rules); i++) {
-                        r = policy_add_rule(ctx, policy, notify, &sanitizer_open_rules[i]);
-                        if (r < 0)
-                                goto release_ctx;
-                }
+        r = policy_add_open_rules(ctx, policy, notify);
+        if (r < 0)
+                goto release_ctx;
+        for (size_t i = 0; i < policy->n_quiet; i++) {
+                r = policy_add_rule(ctx, policy, notify, &policy->quiet[i]);
+                if (r < 0)
+                        goto release_ctx;
         }
 
         for (size_t i = 0; policy->leak_check && i < ELEMENTSOF(leak_check_rules); i++) {

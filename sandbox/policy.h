@@ -96,14 +96,24 @@ typedef struct Policy {
          * which the worker opens for the runner (read-only opens go to the
          * worker, as with directories). */
         bool sanitizer;
+        /* The system files every runner may read (sandbox/sysfiles.h) go to
+         * the worker: open and openat are sent to it whatever their flags
+         * (it refuses what the table does not allow), unless a policy file
+         * allows them outright. */
+        bool system_files;
+        /* Refusal classes already reported, sent to the worker to be
+         * refused quietly (POLICY_NOTIFY_REFUSE; sandbox/refusal.h). The
+         * syscall names are not owned. */
+        PolicyRule *quiet;
+        size_t n_quiet;
         /* The program for a leak check (LeakSanitizer's stop-the-world):
          * also allows what its tracer needs, with ptrace limited to the
          * runner's own pid (policy.c, leak_check_rules). */
         bool leak_check;
 } Policy;
 
-/* Whether read-only opens go to the worker (policy directories, or a
- * sanitizer's /proc/self/maps). */
+/* Whether opens go to the worker (policy directories, the system files, or
+ * a sanitizer's /proc/self/maps). */
 bool policy_opens_notify(const Policy *policy);
 
 void policy_deinit(Policy *p);

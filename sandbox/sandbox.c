@@ -233,11 +233,13 @@ int sandbox_new_with(Sandbox **ret, const SandboxOptions *o, char *err, size_t e
                 return -ENOMEM;
         s->mode = o->mode;
         s->policy.log = o->mode == SANDBOX_LOG;
+        s->policy.system_files = o->mode != SANDBOX_OFF;
         s->memory_limit_mb = o->memory_limit_mb;
         s->no_namespaces = o->no_namespaces;
         s->leak_wanted = o->leak_check;
         s->root_fd = -1;
         s->child_fd = -1;
+        s->last_nr = -1;
 
         if (o->policy_json) {
                 cJSON *root = NULL;
@@ -291,6 +293,9 @@ void sandbox_free(Sandbox *s)
                                 close(s->dir_fds[i]);
                 free(s->dir_fds);
         }
+        sysfiles_free(s->sysfiles);
+        free(s->quiet);
+        free(s->quiet_pending);
         if (s->root_fd >= 0)
                 close(s->root_fd);
         if (s->child_fd >= 0)
@@ -748,6 +753,9 @@ cJSON *sandbox_describe(const Sandbox *s)
                 if (policy)
                         cJSON_AddItemToObject(j, "policy", policy);
         }
+        /* What every runner may read without a policy file. */
+        if (s->sysfiles)
+                cJSON_AddItemToObject(j, "system_files", sysfiles_describe(s->sysfiles));
         cJSON_AddBoolToObject(j, "namespaces", s->namespaces);
         cJSON_AddStringToObject(j, "root", s->root_fd >= 0 ? "empty" : "host");
         cJSON_AddBoolToObject(j, "sanitizer", s->sanitizer);

@@ -149,6 +149,29 @@ int sandbox_policy_load(const char *path, char **ret_json, char *err, size_t err
 int sandbox_policy_check(const char *name, const char *policy_json, const char *out_dir, char *err,
                          size_t errlen);
 
+/*
+ * Refusals as findings. In a runner's "death" object (with "syscall", the
+ * number of the refused syscall, and "syscall_args"), adds "refusal": its
+ * class ("key": "openat /etc read", "socket", "ioctl 0x5413"), the path an
+ * open named, and the policy file's rule that would allow it ("rule"), or
+ * why none can ("no_rule"), and whether sandbox_quiet() can take the class
+ * ("quietable"). Does nothing for other deaths.
+ */
+void sandbox_describe_refusal(Sandbox *s, struct cJSON *death);
+
+/*
+ * From now on (in runners started after this call, and in the current one
+ * for the refusals the worker makes), calls of the class @refusal (a
+ * "refusal" object as above) fail with an errno (EACCES for opens, EPERM
+ * otherwise) instead of killing the runner, and are counted: "quiet" events
+ * {"event": "quiet", "key", "count"} go to the supervisor's callback, at
+ * most every quarter second and when the runner ends. Nothing is allowed
+ * that was not. Strict mode only. Returns 0, -EEXIST (known already),
+ * -ENOTSUP (the filter cannot tell the class from allowed calls: it keeps
+ * trapping), -EINVAL or -ENOMEM.
+ */
+int sandbox_quiet(Sandbox *s, const struct cJSON *refusal);
+
 /* What confines the runners, for reports and crash.json: {"mode", "policy",
  * "namespaces", "root", "rlimits", ...}. NULL on allocation failure. */
 struct cJSON *sandbox_describe(const Sandbox *s);

@@ -16,6 +16,7 @@
  */
 #include "sandbox/supervisor.h"
 #include "sandbox/internal.h"
+#include "sandbox/sysfiles.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -70,6 +72,10 @@ struct SandboxSupervisor {
         struct seccomp_notif_resp *resp;
         int nr_open, nr_openat, nr_clone;
         bool leak_check; /* this runner ends with a LeakSanitizer check */
+        /* The last callback dispatch was given: quiet refusals not yet
+         * counted go to it when the runner ends. */
+        SandboxEventFn fn;
+        void *userdata;
 };
 
 int sandbox_supervisor_new(SandboxSupervisor **ret, Sandbox *s)
@@ -101,6 +107,8 @@ int sandbox_supervisor_new(SandboxSupervisor **ret, Sandbox *s)
                 return r;
         }
         sup->ctl_fd = sv[0];
+        s->last_nr = -1;
+        s->last_has_path = false;
         if (s->child_fd >= 0)
                 close(s->child_fd);
         s->child_fd = sv[1];
@@ -128,10 +136,13 @@ int sandbox_supervisor_fd(const SandboxSupervisor *sup)
         return sup->listener >= 0 ? sup->listener : sup->ctl_fd;
 }
 
+static void send_quiet_counts(SandboxSupervisor *sup, SandboxEventFn fn, void *userdata);
+
 void sandbox_supervisor_free(SandboxSupervisor *sup)
 {
         if (!sup)
                 return;
+        send_quiet_counts(sup, sup->fn, sup->userdata);
         if (sup->ctl_fd >= 0)
                 close(sup->ctl_fd);
         if (sup->listener >= 0)
@@ -360,11 +371,60 @@ static void open_sanitizer_file(SandboxSupervisor *sup, const char *path, uint64
         install(sup, fd, flags);
 }
 
+static void refuse(SandboxSupervisor *sup, int nr, int error, const char *path, const char *why,
+                   SandboxEventFn fn, void *userdata);
+
+/*
+ * An open or openat of one of the system files (sysfiles.h): opened here
+ * and installed in the runner, or refused by name when it is a system
+ * file's path but not an allowed open of it (a write, a way out of the
+ * directory). Returns false when the path is none of them (or cannot be
+ * read): the caller goes on. Reads the path once; what is opened is
+ * decided on that copy.
+ */
+static bool open_system_file(SandboxSupervisor *sup, SandboxEventFn fn, void *userdata)
+{
+        const struct seccomp_data *d = &sup->req->data;
+        bool is_openat = d->nr == sup->nr_openat;
+        uint64_t flags = (is_openat ? d->args[2] : d->args[1]) & ~(uint64_t)KERNEL_O_LARGEFILE;
+        char path[PATH_MAX];
+        const char *why = NULL;
+        int fd = -1, r;
+
+        if (!sup->sandbox->sysfiles ||
+            read_remote_string(sup->req->pid, is_openat ? d->args[1] : d->args[0], path,
+                               sizeof(path)) < 0)
+                return false;
+        /* openat's directory descriptor does not matter: the path is
+         * absolute, or it is none of the system files. */
+        r = sysfiles_open(sup->sandbox->sysfiles, path, flags,
+                          (uint64_t)OPEN_FLAGS_ALLOWED & ~(uint64_t)KERNEL_O_LARGEFILE, &fd, &why);
+        if (r == SYSFILES_NOT_OURS)
+                return false;
+        if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &sup->req->id) < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return true; /* the call is gone */
+        }
+        if (r == SYSFILES_OPENED)
+                install(sup, fd, flags);
+        else if (r == SYSFILES_REFUSED)
+                refuse(sup, (int)d->nr, -EACCES, path, why, fn, userdata);
+        else
+                respond(sup, r, 0, 0);
+        return true;
+}
+
 /* Log mode: report each distinct syscall once per worker, then let it run. */
 static void handle_log(SandboxSupervisor *sup, SandboxEventFn fn, void *userdata)
 {
         const struct seccomp_data *d = &sup->req->data;
         int nr = d->nr;
+
+        /* The system files are read in the worker, as in strict mode (the
+         * runner's root is empty): allowed, so not reported. */
+        if ((nr == sup->nr_open || nr == sup->nr_openat) && open_system_file(sup, fn, userdata))
+                return;
 
         /* A sanitizer's own reading of /proc/self/maps is not the target's
          * doing, and the runner's root has no /proc: as in strict mode. */
@@ -398,6 +458,68 @@ static void handle_log(SandboxSupervisor *sup, SandboxEventFn fn, void *userdata
         respond(sup, 0, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
 }
 
+/* How often a worker sends the counts of its quiet refusals. */
+#define SUPERVISOR_QUIET_EVERY_MS 250
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The quiet refusals counted since the last time: one "quiet" event per
+ * class. */
+static void send_quiet_counts(SandboxSupervisor *sup, SandboxEventFn fn, void *userdata)
+{
+        Sandbox *s = sup->sandbox;
+
+        if (!s || !fn)
+                return;
+        s->quiet_sent_ms = now_ms();
+        for (size_t i = 0; i < s->n_quiet; i++) {
+                cJSON *e;
+
+                if (!s->quiet_pending[i])
+                        continue;
+                e = cJSON_CreateObject();
+                if (!e)
+                        return;
+                cJSON_AddStringToObject(e, "event", "quiet");
+                cJSON_AddStringToObject(e, "key", s->quiet[i].key);
+                cJSON_AddNumberToObject(e, "count", (double)s->quiet_pending[i]);
+                fn(userdata, e);
+                cJSON_Delete(e);
+                s->quiet_pending[i] = 0;
+        }
+}
+
+/*
+ * A refusal of a class already reported (sandbox_quiet): the call fails
+ * with @error and is counted; no SIGSYS, the runner goes on. Returns
+ * whether it was one.
+ */
+static bool refuse_quietly(SandboxSupervisor *sup, int nr, int error, const char *path,
+                           SandboxEventFn fn, void *userdata)
+{
+        Sandbox *s = sup->sandbox;
+        uint64_t args[6];
+
+        for (int i = 0; i < 6; i++)
+                args[i] = sup->req->data.args[i];
+        for (size_t i = 0; i < s->n_quiet; i++) {
+                if (!refusal_matches(&s->quiet[i], nr, args, path))
+                        continue;
+                respond(sup, error, 0, 0);
+                s->quiet_pending[i]++;
+                if (now_ms() - s->quiet_sent_ms >= SUPERVISOR_QUIET_EVERY_MS)
+                        send_quiet_counts(sup, fn, userdata);
+                return true;
+        }
+        return false;
+}
+
 /* How long a refused runner has to die of its SIGSYS: it may have SIGSYS
  * blocked for a moment (posix_spawn restores its mask right after clone
  * fails). */
@@ -414,8 +536,16 @@ static void refuse(SandboxSupervisor *sup, int nr, int error, const char *path, 
                    SandboxEventFn fn, void *userdata)
 {
         struct pollfd p = {.fd = sup->pidfd, .events = POLLIN};
+        Sandbox *s = sup->sandbox;
         siginfo_t si;
 
+        if (refuse_quietly(sup, nr, error, path, fn, userdata))
+                return;
+        /* What the runner's death report describes (sandbox_describe_refusal). */
+        s->last_nr = nr;
+        s->last_has_path = path != NULL;
+        if (path)
+                snprintf(s->last_path, sizeof(s->last_path), "%s", path);
         memset(&si, 0, sizeof(si));
         si.si_signo = SIGSYS;
         si.si_code = SI_QUEUE;
@@ -444,6 +574,8 @@ static void handle_open(SandboxSupervisor *sup, SandboxEventFn fn, void *userdat
         size_t dir = 0;
         int fd, r;
 
+        if (open_system_file(sup, fn, userdata))
+                return;
         r = read_remote_string(sup->req->pid, ptr, path, sizeof(path));
         if (ioctl(sup->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &sup->req->id) < 0)
                 return; /* the call is gone (interrupted, or the runner died) */
@@ -462,7 +594,8 @@ static void handle_open(SandboxSupervisor *sup, SandboxEventFn fn, void *userdat
         }
         if (path[0] != '/') {
                 refuse(sup, d->nr, -EACCES, path,
-                       "a relative path (the policy's directories are reached by absolute paths)",
+                       "a relative path (the system files and a policy's directories are "
+                       "reached by absolute paths)",
                        fn, userdata);
                 return;
         }
@@ -476,7 +609,10 @@ static void handle_open(SandboxSupervisor *sup, SandboxEventFn fn, void *userdat
                 }
         }
         if (!rel || !s->dir_fds) {
-                refuse(sup, d->nr, -EACCES, path, "outside the policy's directories", fn, userdata);
+                refuse(sup, d->nr, -EACCES, path,
+                       s->policy.n_dirs ? "outside the system files and the policy's directories"
+                                        : "not one of the system files a runner may read",
+                       fn, userdata);
                 return;
         }
         while (*rel == '/')
@@ -527,6 +663,8 @@ int sandbox_supervisor_dispatch(SandboxSupervisor *sup, SandboxEventFn fn, void 
 
         if (!sup)
                 return 0;
+        sup->fn = fn;
+        sup->userdata = userdata;
         if (sup->listener < 0)
                 return sup->ctl_fd >= 0 ? take_listener(sup) : 0;
 

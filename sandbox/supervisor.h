@@ -10,6 +10,10 @@
  * - log mode: every syscall the allowlist does not allow comes here; the
  *   supervisor reports each distinct one once and lets it run
  *   (SECCOMP_USER_NOTIF_FLAG_CONTINUE: log mode confines nothing);
+ * - the system files every runner may read (sysfiles.h): every open and
+ *   openat comes here in strict and log mode; the supervisor opens those
+ *   files itself, read-only, and installs the descriptor as below, and
+ *   refuses any other open as below, with its path;
  * - a policy file's directories: a read-only open/openat comes here; the
  *   supervisor opens the file itself, below the directory
  *   (openat2 RESOLVE_BENEATH), and installs the descriptor in the runner

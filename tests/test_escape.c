@@ -354,6 +354,11 @@ Test(escape, proc_environ_with_a_policy)
             .name = "escape_proc_self_environ", .syscall = "openat", .policy = true};
         escape_is_stopped(&e);
 }
+/* The system files every runner may read (sandbox/sysfiles.c): only read,
+ * only below their directories, never mapped writable and executable. */
+ESCAPE_TEST(sysfile_write, .syscall = "openat")
+ESCAPE_TEST(sysfile_dotdot, .syscall = "openat")
+ESCAPE_TEST(sysfile_exec_map, .syscall = "mmap")
 /* Programs and processes. */
 ESCAPE_TEST(exec_shell, .syscall = "execve", .marker = "executed")
 ESCAPE_TEST(system_shell, .syscall = "clone", .marker = "system")

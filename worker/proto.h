@@ -31,6 +31,9 @@
 #define PROTO_REBUILD "rebuild" /* rebuild one input of the record in place */
 #define PROTO_PING "ping"       /* answered with a pong */
 #define PROTO_STOP "stop"       /* end the worker */
+/* refuse a sandbox refusal class quietly from now on ("refusal": a death's
+ * "refusal" object, see sandbox_quiet) */
+#define PROTO_QUIET_REFUSAL "quiet_refusal"
 /* Events, from a worker. */
 #define PROTO_HELLO "hello"     /* the target is loaded: ready for batches (ProtoHello) */
 #define PROTO_PONG "pong"       /* the answer to a ping */

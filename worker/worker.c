@@ -313,8 +313,9 @@ static const char *kill_reason_str(KillReason r)
         return "crash";
 }
 
-/* Handles a command that arrives while a runner is alive: only "stop" and
- * "ping" make sense then. Returns 1 when the batch must be abandoned. */
+/* Handles a command that arrives while a runner is alive: only "stop",
+ * "ping" and "quiet_refusal" make sense then. Returns 1 when the batch must
+ * be abandoned. */
 static int worker_command_during_batch(Worker *w)
 {
         for (;;) {
@@ -330,6 +331,9 @@ static int worker_command_during_batch(Worker *w)
                         w->stopping = 1;
                 else if (proto_is(m, PROTO_PING))
                         worker_send_pong(w);
+                else if (proto_is(m, PROTO_QUIET_REFUSAL))
+                        (void)sandbox_quiet(w->sandbox,
+                                            cJSON_GetObjectItemCaseSensitive(m, "refusal"));
                 cJSON_Delete(m);
                 if (w->stopping)
                         return 1;
@@ -849,6 +853,7 @@ static int worker_report_end(Worker *w, const BatchWatch *bw)
                 return r;
         if (!clean) {
                 worker_add_death(w, m, record_death(w->region));
+                sandbox_describe_refusal(w->sandbox, cJSON_GetObjectItemCaseSensitive(m, "death"));
                 worker_add_output(w, m);
                 /* What confined the runner, for crash.json and reproduce. */
                 cJSON_AddItemToObject(m, "sandbox", sandbox_describe(w->sandbox));
@@ -914,6 +919,11 @@ static int worker_command(Worker *w, const cJSON *m)
         }
         if (proto_is(m, PROTO_STOP)) {
                 w->stopping = 1;
+                return 0;
+        }
+        if (proto_is(m, PROTO_QUIET_REFUSAL)) {
+                /* A refusal the coordinator has had reported. */
+                (void)sandbox_quiet(w->sandbox, cJSON_GetObjectItemCaseSensitive(m, "refusal"));
                 return 0;
         }
         worker_send_error(w, PROTO_WHAT_PROTOCOL, "unknown command");
