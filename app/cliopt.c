@@ -53,15 +53,6 @@ int cliopt_seconds(const char *opt, const char *s, double min, double max, doubl
         return 0;
 }
 
-int cliopt_bad(int c, char **argv)
-{
-        if (c == ':')
-                log_error("%s needs a value; see snapfuzz --help", argv[optind - 1]);
-        else
-                log_error("unknown option %s; see snapfuzz --help", argv[optind - 1]);
-        return SF_EXIT_USAGE;
-}
-
 int cliopt_bad_in(int c, char **argv, const struct option *opts, const char *cmd)
 {
         const char *arg = argv[optind - 1];

@@ -17,13 +17,9 @@ int cliopt_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint6
 /* A number of seconds (fractions allowed) in [@min, @max] into *@ret. */
 int cliopt_seconds(const char *opt, const char *s, double min, double max, double *ret);
 
-/* getopt_long's ':' (a missing value) or '?' (an unknown option): prints
- * the line and returns SF_EXIT_USAGE. */
-int cliopt_bad(int c, char **argv);
-
-/* cliopt_bad for a command whose options are @opts: also tells an
- * ambiguous abbreviation (--m) from an unknown option, and names @cmd's
- * help. */
+/* getopt_long's ':' (a missing value) or '?' (an unknown option, or an
+ * ambiguous abbreviation of several of @opts, named as such): prints the
+ * line, naming @cmd's help, and returns SF_EXIT_USAGE. */
 int cliopt_bad_in(int c, char **argv, const struct option *opts, const char *cmd);
 
 /*

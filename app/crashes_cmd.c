@@ -38,16 +38,22 @@ static int parse_args(int argc, char **argv, const char **out_dir)
 
         optind = 1;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
                 switch (c) {
                 case OPT_OUT:
                         *out_dir = optarg;
                         break;
+                case 'h':
                 case OPT_HELP:
-                        printf("usage: snapfuzz crashes [--out DIR]\n");
+                        printf("usage: snapfuzz crashes [--out DIR]\n"
+                               "List the crashes stored in an output directory (default\n"
+                               "./snapfuzz-out): id, kind, count, lengths, when, and the message.\n"
+                               "examples:\n"
+                               "  snapfuzz crashes --out out\n"
+                               "  snapfuzz reproduce ID --out out     # then replay one\n");
                         return -1;
                 default:
-                        return cliopt_bad(c, argv);
+                        return cliopt_bad_in(c, argv, opts, "crashes");
                 }
         }
         if (argc - optind != 0) {

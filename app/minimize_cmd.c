@@ -56,7 +56,7 @@ static int parse_args(int argc, char **argv, MinimizeCmd *cmd)
 
         optind = 1;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
                 switch (c) {
                 case OPT_OUT:
                         cmd->out_dir = optarg;
@@ -79,16 +79,27 @@ static int parse_args(int argc, char **argv, MinimizeCmd *cmd)
                                        &cmd->budget.max_trials) < 0)
                                 return SF_EXIT_USAGE;
                         break;
+                case 'h':
                 case OPT_HELP:
                         printf(
                             "usage: snapfuzz minimize CRASH_ID [--out DIR] [--max-time S] "
                             "[--max-trials N] [--target PATH] [--timeout S] " CLIOPT_SANDBOX_USAGE
-                            "\n");
+                            "\n"
+                            "Shrink a stored crash's input while it crashes the same way (same\n"
+                            "kind and signature); writes OUT/crashes/ID/minimized. Ctrl-C keeps\n"
+                            "the best input so far.\n"
+                            "  --max-time S    time budget (default 30; 0: none)\n"
+                            "  --max-trials N  trial budget (default: none)\n"
+                            "examples:\n"
+                            "  snapfuzz minimize 9a74042773df6cf3 --out out\n"
+                            "  snapfuzz minimize 9a74042773df6cf3 --out out --max-time 300\n"
+                            "exit status: 0 a minimized input was written, 1 the stored input no\n"
+                            "longer crashes the same way, 2 bad usage or record, 3 internal.\n");
                         return -1;
                 default: {
                         int r = cliopt_sandbox_take(c, optarg, &cmd->trust, &cmd->sandbox);
                         if (r == 0)
-                                return cliopt_bad(c, argv);
+                                return cliopt_bad_in(c, argv, opts, "minimize");
                         if (r != 1)
                                 return r;
                 }
@@ -150,6 +161,54 @@ static int run_from_best(const MinimizeCmd *cmd, Wproc *w, const Classification 
         return minimize_run(w, input, len, want, &cmd->budget, ret, ret_len, st);
 }
 
+/* The stored crash (through the one checked reader, recovery/crashconf.h)
+ * and what a trial must reproduce: its kind and signature. 0 or an exit
+ * code after one line. */
+static int load_crash(const MinimizeCmd *cmd, Crashconf *conf, Classification *want)
+{
+        char err[1024];
+        int r = crashconf_load(cmd->out_dir, cmd->id, &cmd->trust, conf, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s", err);
+                return r == -ENOMEM ? SF_EXIT_INTERNAL : SF_EXIT_USAGE;
+        }
+        if (conf->note[0]) {
+                if (conf->note_is_warning)
+                        log_warn("%s", conf->note);
+                else
+                        log_info("note: %s", conf->note);
+        }
+        *want = (Classification){.is_crash = true};
+        snprintf(want->kind, sizeof(want->kind), "%s", conf->kind);
+        snprintf(want->signature, sizeof(want->signature), "%s", conf->signature);
+        snprintf(want->id, sizeof(want->id), "%s", cmd->id);
+        return 0;
+}
+
+/* What the minimization did, written to stdout. */
+static void print_report(const MinimizeCmd *c, const Classification *want, size_t len,
+                         const uint8_t *min, size_t min_len, const MinimizeStats *st)
+{
+        char shown[TERMSAFE_BUF];
+        printf("crash %s: minimized %zu -> %zu bytes in %llu trials, %lld ms\n", c->id, len,
+               min_len, (unsigned long long)st->trials, (long long)st->ms);
+        printf("  kind     %s, signature %s\n", want->kind,
+               termsafe_str(shown, sizeof(shown), want->signature, TERMSAFE_MAX));
+        printf("  trials   %llu same crash, %llu other crash, %llu no crash\n",
+               (unsigned long long)st->same, (unsigned long long)st->other_crash,
+               (unsigned long long)st->no_crash);
+        if (st->stopped == MINIMIZE_STOP_DONE)
+                printf("  stopped  done: no chunk, byte or simplification helps any more\n");
+        else if (st->stopped == MINIMIZE_STOP_INTERRUPTED)
+                printf("  stopped  interrupted: the best input so far is written; run the "
+                       "command again to go on\n");
+        else
+                printf("  stopped  %s: the budget ran out; run the command again to go on\n",
+                       minimize_stop_str(st->stopped));
+        printf("  written  %s/crashes/%s/minimized\n", c->out_dir, c->id);
+        print_hex(min, min_len, 64);
+}
+
 /* Ctrl-C (or SIGTERM) during a minimization: the trial under way ends,
  * and the best input found so far is written and reported. */
 static volatile sig_atomic_t minimize_stop;
@@ -190,22 +249,12 @@ int minimize_cmd(int argc, char **argv)
                 free(cmd.sandbox.policy_json);
                 return r < 0 ? SF_EXIT_OK : r;
         }
-        r = crashconf_load(cmd.out_dir, cmd.id, &cmd.trust, &conf, err, sizeof(err));
-        if (r < 0) {
-                log_error("%s", err);
+        Classification want;
+        r = load_crash(&cmd, &conf, &want);
+        if (r) {
                 free(cmd.sandbox.policy_json);
-                return r == -ENOMEM ? SF_EXIT_INTERNAL : SF_EXIT_USAGE;
+                return r;
         }
-        if (conf.note[0]) {
-                if (conf.note_is_warning)
-                        log_warn("%s", conf.note);
-                else
-                        log_info("note: %s", conf.note);
-        }
-        Classification want = {.is_crash = true};
-        snprintf(want.kind, sizeof(want.kind), "%s", conf.kind);
-        snprintf(want.signature, sizeof(want.signature), "%s", conf.signature);
-        snprintf(want.id, sizeof(want.id), "%s", cmd.id);
         const uint8_t *input = conf.input;
         size_t len = conf.input_len;
 
@@ -256,23 +305,7 @@ int minimize_cmd(int argc, char **argv)
                 code = SF_EXIT_INTERNAL;
                 goto out;
         }
-        printf("crash %s: minimized %zu -> %zu bytes in %llu trials, %lld ms\n", cmd.id, len,
-               min_len, (unsigned long long)stats.trials, (long long)stats.ms);
-        printf("  kind     %s, signature %s\n", want.kind,
-               termsafe_str(shown, sizeof(shown), want.signature, TERMSAFE_MAX));
-        printf("  trials   %llu same crash, %llu other crash, %llu no crash\n",
-               (unsigned long long)stats.same, (unsigned long long)stats.other_crash,
-               (unsigned long long)stats.no_crash);
-        if (stats.stopped == MINIMIZE_STOP_DONE)
-                printf("  stopped  done: no chunk, byte or simplification helps any more\n");
-        else if (stats.stopped == MINIMIZE_STOP_INTERRUPTED)
-                printf("  stopped  interrupted: the best input so far is written; run the "
-                       "command again to go on\n");
-        else
-                printf("  stopped  %s: the budget ran out; run the command again to go on\n",
-                       minimize_stop_str(stats.stopped));
-        printf("  written  %s/crashes/%s/minimized\n", cmd.out_dir, cmd.id);
-        print_hex(min, min_len, 64);
+        print_report(&cmd, &want, len, min, min_len, &stats);
         code = SF_EXIT_OK;
 out:
         wproc_free(w);

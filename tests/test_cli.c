@@ -183,7 +183,7 @@ Test(cli, help_and_version)
         cr_expect(strstr(r.out, "snapfuzz "));
         sf_run_free(&r);
         /* Every command's own help, with examples, by -h or --help. */
-        static const char *const cmds[] = {"run", "reproduce", "status"};
+        static const char *const cmds[] = {"run", "reproduce", "status", "minimize", "crashes"};
         for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
                 for (int longform = 0; longform < 2; longform++) {
                         const char *a[] = {cmds[i], longform ? "--help" : "-h", NULL};
