@@ -91,37 +91,29 @@ static int writeq_write_storm(int dirfd, WriteItem *list)
         return err;
 }
 
-/* Tries every item of @list (writes, then removals, in order): the ones
- * that fail go to *@ret_failed in order. Returns the last error (0: none
- * failed); counts what was done. */
-static int writeq_try(int dirfd, WriteItem *list, WriteItem **ret_failed, size_t *ret_done,
-                      size_t *ret_bytes)
+/* Moves the items of *@list for which @removal is @want, in order, to the
+ * end of *@tail. */
+static void writeq_split(WriteItem **list, bool want, WriteItem ***tail)
 {
-        WriteItem *failed = NULL, **tail = &failed;
-        size_t n = 0, writes = 0, done = 0, bytes = 0;
-        int err = 0;
-
-        for (WriteItem *it = list; it; it = it->next) {
-                n++;
-                writes += !it->remove;
-        }
-        bool storm = writes >= WRITEQ_SYNCFS_MIN;
-        for (WriteItem *it = list; it; it = it->next)
-                if (it->remove)
-                        storm = false; /* a removal must follow the writes before it */
-        if (storm && writeq_write_storm(dirfd, list) == 0 && fs_fsync_dir(dirfd) == 0) {
-                for (WriteItem *it = list; it; it = it->next)
-                        bytes += it->len;
-                for (WriteItem *it = list; it;) {
-                        WriteItem *next = it->next;
-                        free(it);
-                        it = next;
+        WriteItem **at = list;
+        while (*at) {
+                WriteItem *it = *at;
+                if (it->remove != want) {
+                        at = &it->next;
+                        continue;
                 }
-                *ret_failed = NULL;
-                *ret_done = n;
-                *ret_bytes = bytes;
-                return 0;
+                *at = it->next;
+                it->next = NULL;
+                **tail = it;
+                *tail = &it->next;
         }
+}
+
+/* Writes (or removes) the items of @list one by one: those that fail go to
+ * *@tail in order. Returns the last error (0: none failed). */
+static int writeq_each(int dirfd, WriteItem *list, WriteItem ***tail, size_t *done, size_t *bytes)
+{
+        int err = 0;
         for (WriteItem *it = list; it;) {
                 WriteItem *next = it->next;
                 int r = 0;
@@ -135,17 +127,52 @@ static int writeq_try(int dirfd, WriteItem *list, WriteItem **ret_failed, size_t
                 if (r < 0) {
                         err = r;
                         it->next = NULL;
-                        *tail = it;
-                        tail = &it->next;
+                        **tail = it;
+                        *tail = &it->next;
                 } else {
-                        done++;
-                        bytes += it->len;
+                        (*done)++;
+                        *bytes += it->len;
                         free(it);
                 }
                 it = next;
         }
-        if (done && fs_fsync_dir(dirfd) < 0 && !err)
+        return err;
+}
+
+/* Tries every item of @list: the writes first (a long list as one storm),
+ * then the removals. A removal names a file a shorter input replaced, so
+ * it was queued after that file's write: doing the removals after the
+ * writes keeps their order. The items that fail go to *@ret_failed, in
+ * order. Returns the last error (0: none failed); counts what was done. */
+static int writeq_try(int dirfd, WriteItem *list, WriteItem **ret_failed, size_t *ret_done,
+                      size_t *ret_bytes)
+{
+        WriteItem *writes = NULL, **wtail = &writes, *removals = NULL, **rtail = &removals;
+        WriteItem *failed = NULL, **ftail = &failed;
+        size_t n = 0, done = 0, bytes = 0;
+        int err = 0;
+
+        writeq_split(&list, false, &wtail);
+        writeq_split(&list, true, &rtail);
+        for (WriteItem *it = writes; it; it = it->next)
+                n++;
+        if (n >= WRITEQ_SYNCFS_MIN && writeq_write_storm(dirfd, writes) == 0 &&
+            fs_fsync_dir(dirfd) == 0) {
+                for (WriteItem *it = writes; it;) {
+                        WriteItem *next = it->next;
+                        bytes += it->len;
+                        done++;
+                        free(it);
+                        it = next;
+                }
+                writes = NULL;
+        }
+        err = writeq_each(dirfd, writes, &ftail, &done, &bytes);
+        if (writes && done && fs_fsync_dir(dirfd) < 0 && !err)
                 err = -errno;
+        int r = writeq_each(dirfd, removals, &ftail, &done, &bytes);
+        if (r < 0)
+                err = r;
         *ret_failed = failed;
         *ret_done = done;
         *ret_bytes = bytes;
