@@ -40,7 +40,8 @@ int msg_format_line(const cJSON *j, int pretty, char **ret, size_t *ret_len)
                 cJSON_free(s);
                 return -ENOMEM;
         }
-        memcpy(line, s, n);
+        /* The string's NUL becomes the newline: the line is not a C string. */
+        memcpy(line, s, n + 1);
         line[n] = '\n';
         cJSON_free(s);
         *ret = line;
@@ -175,6 +176,9 @@ const char *msg_str(const cJSON *m, const char *key, const char *def)
         return cJSON_IsString(v) && v->valuestring ? v->valuestring : def;
 }
 
+/* -2^63, exactly representable as a double (INT64_MAX is not). */
+#define MSG_INT_MIN_DOUBLE (-9223372036854775808.0)
+
 int64_t msg_int(const cJSON *m, const char *key, int64_t def)
 {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, key);
@@ -183,7 +187,7 @@ int64_t msg_int(const cJSON *m, const char *key, int64_t def)
         /* Converting a double outside int64_t's range (1e300 in a crash.json
          * someone edited) is undefined behaviour: such a number is as
          * mistyped as a string. The test is false for NaN too. */
-        if (!(v->valuedouble >= -0x1p63 && v->valuedouble < 0x1p63))
+        if (!(v->valuedouble >= MSG_INT_MIN_DOUBLE && v->valuedouble < -MSG_INT_MIN_DOUBLE))
                 return def;
         return (int64_t)v->valuedouble;
 }

@@ -51,8 +51,8 @@ static void print_time(FILE *out, const char *label, double t, time_t now)
         time_t tt = 0;
         /* Converting a time outside time_t's range (1e300 in a stats.json
          * someone edited) is undefined behaviour: test the double first
-         * (the test is false for NaN too). */
-        if (t > 0 && t < 0x1p62)
+         * (false for NaN too; no calendar date lies 1e18 s from 1970). */
+        if (t > 0 && t < 1e18)
                 tt = (time_t)t;
         if (tt <= 0 || !gmtime_r(&tt, &tm)) {
                 fprintf(out, "  %-10s unknown\n", label);

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(meson ninja-build pkg-config gcc clang clang-format libclang-rt-14-dev
+packages=(meson ninja-build pkg-config gcc clang clang-format clang-tidy cppcheck libclang-rt-14-dev
           libseccomp-dev libcjson-dev libcriterion-dev)
 missing=()
 for p in "${packages[@]}"; do
