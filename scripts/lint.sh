@@ -3,9 +3,10 @@
 # engine/ app/): cppcheck and clang-tidy, both of which must be clean.
 #
 #   cppcheck    warning, portability and performance checks; it reads our
-#               headers, not the system's (scripts/lint/cjson.cfg tells it
-#               what it must know of cJSON). Justified false positives are in
-#               scripts/lint/cppcheck-suppressions.txt, one comment each.
+#               headers, not the system's (scripts/lint/cjson.cfg and
+#               glibc.cfg tell it the macros it must know). Justified false
+#               positives are in scripts/lint/cppcheck-suppressions.txt,
+#               one comment each.
 #   clang-tidy  the checks in .clang-tidy, with the flags of
 #               build/compile_commands.json (run ./scripts/setup.sh first).
 #
@@ -42,7 +43,8 @@ if [ -z "$only" ] || [ "$only" = cppcheck ]; then
   baseline_of cppcheck | awk '{ print $2 ":" $1 }' >>"$supp"
   if cppcheck --enable=warning,portability,performance --std=c11 --quiet \
       --error-exitcode=1 --inline-suppr -I include -I . -D_GNU_SOURCE \
-      --library=scripts/lint/cjson.cfg --suppressions-list="$supp" \
+      --library=scripts/lint/cjson.cfg --library=scripts/lint/glibc.cfg \
+      --suppressions-list="$supp" \
       --suppress=missingIncludeSystem --template='{file}:{line}:{column}: {severity}: {message} [{id}]' \
       ${LINT_FILES:-"${dirs[@]}"} 2>"$tmp/cppcheck.txt"; then
     echo "lint: cppcheck: clean"
