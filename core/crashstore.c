@@ -249,6 +249,33 @@ out:
         return r;
 }
 
+int crashstore_report_parse(const char *path, const char *text, size_t len, cJSON **ret_report,
+                            char *err, size_t errlen)
+{
+        const char *end = NULL;
+        cJSON *report = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+        if (!report || !cJSON_IsObject(report)) {
+                size_t at = end ? (size_t)(end - text) : 0;
+                snprintf(err, errlen,
+                         "%s is not valid JSON (near byte %zu); the crash record is "
+                         "corrupt",
+                         path, at);
+                cJSON_Delete(report);
+                return CRASHSTORE_ERR_CORRUPT;
+        }
+        if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(report, "kind")) ||
+            !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(report, "target"))) {
+                snprintf(err, errlen,
+                         "%s lacks the \"kind\" or \"target\" field; the crash "
+                         "record is corrupt",
+                         path);
+                cJSON_Delete(report);
+                return CRASHSTORE_ERR_CORRUPT;
+        }
+        *ret_report = report;
+        return 0;
+}
+
 int crashstore_load(const char *out_dir, const char *id, cJSON **ret_report, uint8_t **ret_input,
                     size_t *ret_len, char *err, size_t errlen)
 {
@@ -277,28 +304,11 @@ int crashstore_load(const char *out_dir, const char *id, cJSON **ret_report, uin
                 snprintf(err, errlen, "cannot read %s: %s", path, strerror(-r));
                 return CRASHSTORE_ERR_CORRUPT;
         }
-        const char *end = NULL;
-        cJSON *report = cJSON_ParseWithLengthOpts((const char *)json, json_len, &end, 0);
-        if (!report || !cJSON_IsObject(report)) {
-                size_t at = end ? (size_t)(end - (const char *)json) : 0;
-                snprintf(err, errlen,
-                         "%s is not valid JSON (near byte %zu); the crash record is "
-                         "corrupt",
-                         path, at);
-                cJSON_Delete(report);
-                free(json);
-                return CRASHSTORE_ERR_CORRUPT;
-        }
+        cJSON *report = NULL;
+        r = crashstore_report_parse(path, (const char *)json, json_len, &report, err, errlen);
         free(json);
-        if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(report, "kind")) ||
-            !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(report, "target"))) {
-                snprintf(err, errlen,
-                         "%s lacks the \"kind\" or \"target\" field; the crash "
-                         "record is corrupt",
-                         path);
-                cJSON_Delete(report);
-                return CRASHSTORE_ERR_CORRUPT;
-        }
+        if (r < 0)
+                return r;
         snprintf(path, sizeof(path), "%s/crashes/%s/input", out_dir, id);
         r = fs_read_file(AT_FDCWD, path, CRASHSTORE_MAX_INPUT, &input, &input_len);
         if (r < 0) {

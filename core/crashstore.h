@@ -46,6 +46,13 @@ int crashstore_put_files(const char *out_dir, cJSON *report, const uint8_t *inpu
 int crashstore_load(const char *out_dir, const char *id, cJSON **ret_report, uint8_t **ret_input,
                     size_t *ret_len, char *err, size_t errlen);
 
+/* The part of crashstore_load that reads crash.json's text (@len bytes,
+ * not NUL-terminated; @path names it in messages): a JSON object with the
+ * string fields "kind" and "target". Returns 0 with the report in
+ * *ret_report, or CRASHSTORE_ERR_CORRUPT with one line in @err. */
+int crashstore_report_parse(const char *path, const char *text, size_t len, cJSON **ret_report,
+                            char *err, size_t errlen);
+
 /* True when @id has the shape of a crash id (so it can name a directory). */
 bool crashstore_id_valid(const char *id);
 

@@ -40,7 +40,8 @@ int msg_format_line(const cJSON *j, int pretty, char **ret, size_t *ret_len)
                 cJSON_free(s);
                 return -ENOMEM;
         }
-        memcpy(line, s, n);
+        /* The string's NUL becomes the newline: the line is not a C string. */
+        memcpy(line, s, n + 1);
         line[n] = '\n';
         cJSON_free(s);
         *ret = line;
@@ -84,21 +85,31 @@ static int take_line(MsgReader *r, cJSON **ret)
         return 1;
 }
 
+/* Makes room for the next read: at least 4096 free bytes, growing the
+ * buffer up to what one line and one read's slack can need. */
+static int reader_reserve(MsgReader *r)
+{
+        if (r->cap - r->len >= 4096)
+                return 0;
+        size_t cap = r->cap ? r->cap * 2 : 8192;
+        if (cap > MSG_MAX_LINE + 8192)
+                return -EPROTO;
+        char *b = realloc(r->buf, cap);
+        if (!b)
+                return -ENOMEM;
+        r->buf = b;
+        r->cap = cap;
+        return 0;
+}
+
 int msg_read(MsgReader *r, cJSON **ret)
 {
         int t = take_line(r, ret);
         if (t != 0)
                 return t;
-        if (r->cap - r->len < 4096) {
-                size_t cap = r->cap ? r->cap * 2 : 8192;
-                if (cap > MSG_MAX_LINE + 8192)
-                        return -EPROTO;
-                char *b = realloc(r->buf, cap);
-                if (!b)
-                        return -ENOMEM;
-                r->buf = b;
-                r->cap = cap;
-        }
+        t = reader_reserve(r);
+        if (t < 0)
+                return t;
         ssize_t n;
         do
                 n = read(r->fd, r->buf + r->len, r->cap - r->len - 1);
@@ -108,6 +119,25 @@ int msg_read(MsgReader *r, cJSON **ret)
         if (n == 0)
                 return -EPIPE;
         r->len += (size_t)n;
+        return take_line(r, ret);
+}
+
+int msg_reader_feed(MsgReader *r, const void *data, size_t len, size_t *ret_used)
+{
+        int t = reader_reserve(r);
+        if (t < 0)
+                return t;
+        size_t n = r->cap - r->len - 1;
+        if (n > len)
+                n = len;
+        memcpy(r->buf + r->len, data, n);
+        r->len += n;
+        *ret_used = n;
+        return 0;
+}
+
+int msg_take(MsgReader *r, cJSON **ret)
+{
         return take_line(r, ret);
 }
 
@@ -146,10 +176,20 @@ const char *msg_str(const cJSON *m, const char *key, const char *def)
         return cJSON_IsString(v) && v->valuestring ? v->valuestring : def;
 }
 
+/* -2^63, exactly representable as a double (INT64_MAX is not). */
+#define MSG_INT_MIN_DOUBLE (-9223372036854775808.0)
+
 int64_t msg_int(const cJSON *m, const char *key, int64_t def)
 {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, key);
-        return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : def;
+        if (!cJSON_IsNumber(v))
+                return def;
+        /* Converting a double outside int64_t's range (1e300 in a crash.json
+         * someone edited) is undefined behaviour: such a number is as
+         * mistyped as a string. The test is false for NaN too. */
+        if (!(v->valuedouble >= MSG_INT_MIN_DOUBLE && v->valuedouble < -MSG_INT_MIN_DOUBLE))
+                return def;
+        return (int64_t)v->valuedouble;
 }
 
 double msg_num(const cJSON *m, const char *key, double def)

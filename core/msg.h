@@ -40,11 +40,22 @@ int msg_send(int fd, const cJSON *msg);
  * an over-long or unparsable line; another -errno on a read error. */
 int msg_read(MsgReader *r, cJSON **ret);
 
+/* Takes bytes received some other way than read(2) on the reader's fd (a
+ * test, a fuzz harness) as one read would: at most what the buffer has room
+ * for, *ret_used saying how many. Returns 0, -EPROTO when the buffer holds
+ * the longest line already, or -ENOMEM. */
+int msg_reader_feed(MsgReader *r, const void *data, size_t len, size_t *ret_used);
+
+/* Returns 1 and the next message when a complete line is buffered, 0 when
+ * none is, -EPROTO as msg_read; never reads. */
+int msg_take(MsgReader *r, cJSON **ret);
+
 /* Waits up to @timeout_ms (-1: forever) for one message. 1, or 0 on
  * timeout, or a negative error as msg_read. */
 int msg_recv(MsgReader *r, cJSON **ret, int timeout_ms);
 
-/* Convenience accessors: the value, or @def when missing or mistyped. */
+/* Convenience accessors: the value, or @def when missing or mistyped (for
+ * msg_int, a number outside int64_t's range is mistyped). */
 const char *msg_str(const cJSON *m, const char *key, const char *def);
 int64_t msg_int(const cJSON *m, const char *key, int64_t def);
 double msg_num(const cJSON *m, const char *key, double def);

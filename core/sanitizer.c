@@ -113,10 +113,10 @@ static int read_dynamic(const char *path, DynInfo *d)
         Elf64_Ehdr eh;
         Elf64_Phdr ph[64];
         int r = -EINVAL;
+        memset(d, 0, sizeof(*d));
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        memset(d, 0, sizeof(*d));
         if (read_at(fd, &eh, sizeof(eh), 0) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
             eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phnum == 0 || eh.e_phnum > 64 ||
             eh.e_phentsize != sizeof(Elf64_Phdr))

@@ -23,6 +23,7 @@
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/msg.h"
+#include "engine/status.h"
 #include "snapfuzz/engine.h"
 
 #include "snapfuzz/banned.h"
@@ -43,33 +44,66 @@ static const char *printable(const char *s, char *buf, size_t cap)
         return buf;
 }
 
-static void print_time(const char *label, double t, time_t now)
+static void print_time(FILE *out, const char *label, double t, time_t now)
 {
         char when[64];
-        time_t tt = (time_t)t;
         struct tm tm;
-        if (t <= 0 || !gmtime_r(&tt, &tm)) {
-                printf("  %-10s unknown\n", label);
+        time_t tt = 0;
+        /* Converting a time outside time_t's range (1e300 in a stats.json
+         * someone edited) is undefined behaviour: test the double first
+         * (false for NaN too; no calendar date lies 1e18 s from 1970). */
+        if (t > 0 && t < 1e18)
+                tt = (time_t)t;
+        if (tt <= 0 || !gmtime_r(&tt, &tm)) {
+                fprintf(out, "  %-10s unknown\n", label);
                 return;
         }
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-        printf("  %-10s %s (%.0f s ago)\n", label, when, difftime(now, tt));
+        fprintf(out, "  %-10s %s (%.0f s ago)\n", label, when, difftime(now, tt));
 }
 
 /* The state line: running, finished, or killed while running. */
-static void print_state(const cJSON *st, int held, pid_t holder)
+static void print_state(FILE *out, const cJSON *st, int held, pid_t holder)
 {
         char buf[256];
         const char *status = printable(msg_str(st, "status", "?"), buf, sizeof(buf));
         bool said_running = strcmp(status, "running") == 0 || strcmp(status, "starting") == 0;
         if (held)
-                printf("state        running (pid %ld)\n", (long)holder);
+                fprintf(out, "state        running (pid %ld)\n", (long)holder);
         else if (said_running)
-                printf("state        stopped without finishing: no process holds the campaign "
-                       "(pid %.0f was killed or crashed); a new run resumes from here\n",
-                       msg_num(st, "pid", 0));
+                fprintf(out,
+                        "state        stopped without finishing: no process holds the campaign "
+                        "(pid %.0f was killed or crashed); a new run resumes from here\n",
+                        msg_num(st, "pid", 0));
         else
-                printf("state        %s\n", status);
+                fprintf(out, "state        %s\n", status);
+}
+
+int status_report(FILE *out, const char *out_dir, const char *text, size_t len, int held,
+                  pid_t holder, time_t now)
+{
+        cJSON *st = cJSON_ParseWithLength(text, len);
+        if (!cJSON_IsObject(st)) {
+                cJSON_Delete(st);
+                return -EBADMSG;
+        }
+        char buf[1024];
+        fprintf(out, "campaign     %s\n", printable(out_dir, buf, sizeof(buf)));
+        print_state(out, st, held, holder);
+        fprintf(out, "target       %s\n", printable(msg_str(st, "target", "?"), buf, sizeof(buf)));
+        print_time(out, "started", msg_num(st, "started_at", 0), now);
+        print_time(out, "updated", msg_num(st, "updated_at", 0), now);
+        double secs = msg_num(st, "elapsed_s", 0), execs = msg_num(st, "execs", 0);
+        fprintf(out, "elapsed      %.1f s, %.0f executions (%.0f/s), %.0f workers\n", secs, execs,
+                secs > 0 ? execs / secs : 0, msg_num(st, "workers", 0));
+        fprintf(out, "coverage     %.0f edges, %.0f features; corpus %.0f inputs\n",
+                msg_num(st, "edges", 0), msg_num(st, "features", 0), msg_num(st, "corpus", 0));
+        fprintf(out,
+                "crashes      %.0f stored (%.0f unique), %.0f runner deaths, %.0f inputs lost\n",
+                msg_num(st, "crashes", 0), msg_num(st, "unique_crashes", 0),
+                msg_num(st, "runner_deaths", 0), msg_num(st, "inputs_lost", 0));
+        cJSON_Delete(st);
+        return 0;
 }
 
 int engine_status(const char *out_dir)
@@ -89,35 +123,14 @@ int engine_status(const char *out_dir)
                 close(dirfd);
                 return r == -ENOMEM ? r : -ENOENT;
         }
-        cJSON *st = cJSON_ParseWithLength((const char *)text, len);
-        free(text);
-        if (!cJSON_IsObject(st)) {
-                log_error("%s/stats.json is not a stats file (malformed JSON)", out_dir);
-                cJSON_Delete(st);
-                close(dirfd);
-                return -EBADMSG;
-        }
         pid_t holder = 0;
         int held = fs_lock_probe(dirfd, ".lock", &holder);
         close(dirfd);
         if (held < 0)
                 held = 0;
-
-        char buf[1024];
-        time_t now = time(NULL);
-        printf("campaign     %s\n", printable(out_dir, buf, sizeof(buf)));
-        print_state(st, held, holder);
-        printf("target       %s\n", printable(msg_str(st, "target", "?"), buf, sizeof(buf)));
-        print_time("started", msg_num(st, "started_at", 0), now);
-        print_time("updated", msg_num(st, "updated_at", 0), now);
-        double secs = msg_num(st, "elapsed_s", 0), execs = msg_num(st, "execs", 0);
-        printf("elapsed      %.1f s, %.0f executions (%.0f/s), %.0f workers\n", secs, execs,
-               secs > 0 ? execs / secs : 0, msg_num(st, "workers", 0));
-        printf("coverage     %.0f edges, %.0f features; corpus %.0f inputs\n",
-               msg_num(st, "edges", 0), msg_num(st, "features", 0), msg_num(st, "corpus", 0));
-        printf("crashes      %.0f stored (%.0f unique), %.0f runner deaths, %.0f inputs lost\n",
-               msg_num(st, "crashes", 0), msg_num(st, "unique_crashes", 0),
-               msg_num(st, "runner_deaths", 0), msg_num(st, "inputs_lost", 0));
-        cJSON_Delete(st);
-        return 0;
+        r = status_report(stdout, out_dir, (const char *)text, len, held, holder, time(NULL));
+        free(text);
+        if (r == -EBADMSG)
+                log_error("%s/stats.json is not a stats file (malformed JSON)", out_dir);
+        return r;
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -209,8 +210,16 @@ static void set_location(cJSON *f, const char *function, const char *fileline)
                 }
         }
         cJSON_AddStringToObject(f, "file", buf);
-        if (line && atoi(line) > 0)
-                cJSON_AddNumberToObject(f, "line", atoi(line));
+        if (line) {
+                /* The symbolizer's output is read as text: a line number
+                 * that is no number or out of range is left out (what
+                 * follows one, addr2line's " (discriminator 2)", is not). */
+                char *end;
+                errno = 0;
+                long n = strtol(line, &end, 10);
+                if (end != line && errno == 0 && n > 0 && n <= INT_MAX)
+                        cJSON_AddNumberToObject(f, "line", (double)n);
+        }
 }
 
 /*

@@ -473,6 +473,8 @@ static const PolicyRule system_rules[] = {
     SYS("syslog"),
 };
 
+/* NOLINTBEGIN(bugprone-macro-parentheses): designated initializers and
+ * string-literal concatenation ("name: reason") cannot take parentheses. */
 #define GROUP(n, r, is_allowed, is_locked, table)                                                  \
         {                                                                                          \
                 .name = n, .reason = r, .summary = n ": " r, .allowed = is_allowed,                \
@@ -480,6 +482,7 @@ static const PolicyRule system_rules[] = {
         }
 #define ALLOWED(n, r, table) GROUP(n, r, true, false, table)
 #define REFUSED(n, r, table) GROUP(n, r, false, false, table)
+/* NOLINTEND(bugprone-macro-parentheses) */
 #define LOCKED(n, r, table) GROUP(n, r, false, true, table)
 
 const PolicyGroup policy_groups[] = {

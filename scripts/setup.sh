@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # llvm: llvm-symbolizer, which names crash frames (recovery/symbolize.c);
-# git: the format test lists the tracked files with it.
-packages=(meson ninja-build pkg-config gcc clang clang-format libclang-rt-14-dev
-          libseccomp-dev libcjson-dev libcriterion-dev llvm git)
+# git: the format test lists the tracked files with it; clang-tidy and
+# cppcheck: scripts/lint.sh, which CI runs.
+packages=(meson ninja-build pkg-config gcc clang clang-format clang-tidy cppcheck
+          libclang-rt-14-dev libseccomp-dev libcjson-dev libcriterion-dev llvm git)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
