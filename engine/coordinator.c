@@ -271,6 +271,8 @@ static int helper_start(Coordinator *c)
                     .minimize_ms = c->cfg->minimize_ms,
                     .sandbox_policy = c->cfg->sandbox_policy,
                     .detect_leaks = c->cfg->detect_leaks,
+                    .target_output = c->cfg->target_output,
+                    .close_fd_mask = c->cfg->close_fd_mask,
                 },
         };
         return helperq_new(&c->helperq, &hc);
@@ -897,6 +899,10 @@ static int prepare_outdir(Coordinator *c)
         if (r == 0)
                 sweep_subdir(c, "crashes");
         sweep_subdir(c, "corpus");
+        /* The target's output (--target-output, worker/outsink.h). */
+        snprintf(path, sizeof(path), "%s/logs", c->cfg->out_dir);
+        if (r == 0 && strcmp(c->cfg->target_output, "discard") != 0)
+                r = fs_mkdir_p(path, 0755);
         if (r == 0)
                 r = write_stats(c, "starting");
         if (r < 0) {
@@ -959,9 +965,16 @@ static int load_seeds(Coordinator *c)
         return 0;
 }
 
-static WprocConfig worker_config(const Coordinator *c)
+/* The settings of slot @i's worker; its log's path goes into @log. */
+static WprocConfig worker_config(const Coordinator *c, size_t i, char *log, size_t cap)
 {
+        bool logs = strcmp(c->cfg->target_output, "discard") != 0;
+        if (logs)
+                snprintf(log, cap, "%s/logs/worker-%zu.log", c->cfg->out_dir, i + 1);
         return (WprocConfig){
+            .target_output = c->cfg->target_output,
+            .output_log = logs ? log : NULL,
+            .close_fd_mask = c->cfg->close_fd_mask,
             /* bench/scale.sh puts a simulated worker here (bench/simworker.c)
              * to load the real coordinator with more workers than cores. */
             .exe = getenv("SNAPFUZZ_WORKER_EXE"),
@@ -991,7 +1004,8 @@ static void slot_ready(Slot *s)
  * errno, with a message for a person in @err. */
 static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
 {
-        WprocConfig wc = worker_config(c);
+        char log[4200];
+        WprocConfig wc = worker_config(c, (size_t)(s - c->slots), log, sizeof(log));
         int r = wproc_spawn(&s->w, &wc, err, errlen);
         if (r < 0)
                 return r;
@@ -1037,8 +1051,9 @@ static int start_workers(Coordinator *c)
                 log_error("out of memory");
                 return -ENOMEM;
         }
-        WprocConfig wc = worker_config(c);
         for (; launched < c->cfg->workers; launched++) {
+                char log[4200];
+                WprocConfig wc = worker_config(c, launched, log, sizeof(log));
                 r = wproc_launch(&c->slots[launched].w, &wc, err, sizeof(err));
                 if (r < 0)
                         goto err_launched;
@@ -1107,6 +1122,8 @@ static int coordinator_init(Coordinator *c)
 
         c->start_ms = clock_now_ms();
         c->started_at = (int64_t)time(NULL);
+        if (!cfg->target_output)
+                cfg->target_output = "log";
         if (!cfg->seed_set) {
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
@@ -1214,6 +1231,10 @@ static int coordinator_start(Coordinator *c)
                  cfg->sandbox_policy ? " with a policy file" : "");
         log_info("%zu seed inputs (%zu resumed from %s/corpus), max input length %zu",
                  schedule_n_seeds(c->sched), c->n_resumed, cfg->out_dir, cfg->max_len);
+        if (strcmp(cfg->target_output, "log") == 0)
+                log_info("the target's output goes to %s/logs/worker-N.log (--target-output pass "
+                         "shows it here)",
+                         cfg->out_dir);
         if (cfg->dict_path || dicts_auto_count(c->dicts))
                 log_info("dictionary: %zu tokens from %s, %zu from %s/" DICTS_AUTO_FILE,
                          dicts_user_count(c->dicts), cfg->dict_path ? cfg->dict_path : "--dict",

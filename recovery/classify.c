@@ -221,8 +221,18 @@ void classify_death(const cJSON *died, Classification *ret)
                          "the target ran longer than the timeout on one input");
         } else if (strcmp(reason, "oom") == 0) {
                 snprintf(ret->kind, sizeof(ret->kind), "oom");
-                snprintf(ret->message, sizeof(ret->message),
-                         "the target's resident memory went over the RSS limit");
+                int n = snprintf(ret->message, sizeof(ret->message),
+                                 "the target's resident memory went over the RSS limit");
+                /* What the worker saw (worker.c, worker_add_rss). */
+                if (cJSON_GetObjectItemCaseSensitive(died, "rss_mb"))
+                        snprintf(ret->message + n, sizeof(ret->message) - (size_t)n,
+                                 ": %lld MB seen, limit %lld MB%s",
+                                 (long long)msg_int(died, "rss_mb", 0),
+                                 (long long)msg_int(died, "rss_limit_mb", 0),
+                                 msg_bool(died, "after_timeout", 0)
+                                     ? "; it got there after the timeout: a memory blow-up, "
+                                       "not a hang"
+                                     : "");
         } else if (death_reason == 5 /* RECORD_DEATH_LEAK_SUSPECT */) {
                 /* Not a crash yet: the recovery helper confirms it with
                  * LeakSanitizer, or dismisses it. */
