@@ -33,6 +33,7 @@
 #include "core/clock.h"
 #include "engine/coordinator.h"
 #include "engine/corpusw.h"
+#include "engine/crashtally.h"
 #include "engine/dicts.h"
 #include "engine/helperq.h"
 #include "engine/sandboxlog.h"
@@ -104,6 +105,7 @@ typedef struct Coordinator {
         uint64_t events; /* messages read from workers */
         int64_t start_ms, last_status_ms;
         uint64_t deaths, stored, unique, lost;
+        CrashTally *tally; /* stored crashes by id: one line each, then counts */
         /* Deaths by stack (kind and the exact module offsets of its frames),
          * for the backlog rule: an open-addressing set of hashes. */
         uint64_t death_keys[COORD_DEATH_KEYS];
@@ -248,9 +250,9 @@ static void print_status(Coordinator *c, const char *prefix)
         fmt_count(rate, sizeof(rate), secs > 0 ? (double)c->execs / secs : 0);
         fprintf(stderr,
                 "%s[%6.1fs] execs %s (%s/s)  cov %" PRIu64 " ft %" PRIu64
-                "  corpus %zu  crashes %" PRIu64 " (%" PRIu64 " unique)\n",
+                "  corpus %zu  crashes %" PRIu64 " (%zu unique)\n",
                 prefix, secs, execs, rate, c->cov->edges, c->cov->features, corpus_size(c->corpus),
-                c->stored, c->unique);
+                c->stored, crashtally_unique(c->tally));
 }
 
 /* --- the recovery helper --- */
@@ -301,13 +303,18 @@ static void helper_event(Coordinator *c, cJSON *m)
                 c->stored++;
                 if (is_new)
                         c->unique++;
-                log_info("crash %s: %s (%s)%s, input %" PRId64 " bytes, %s, stored in "
-                         "%s/crashes/%s (%" PRId64 " ms after the death)",
-                         msg_str(m, "id", "?"), msg_str(m, "kind", "?"), msg_str(m, "message", ""),
-                         is_new ? "" : " [seen before]", msg_int(m, "input_len", 0),
-                         msg_bool(m, "reproduced", 0) ? "reproduced" : "did not reproduce",
-                         c->cfg->out_dir, msg_str(m, "id", "?"),
-                         msg_int(m, "death_to_stored_ms", 0));
+                /* One line per id; a crash seen again is counted (the
+                 * status line, the summary). */
+                if (crashtally_add(c->tally, msg_str(m, "id", "?"), msg_str(m, "kind", "?"),
+                                   msg_str(m, "message", "")) != 0)
+                        log_info("crash %s: %s (%s)%s, input %" PRId64 " bytes, %s, stored in "
+                                 "%s/crashes/%s (%" PRId64 " ms after the death)",
+                                 msg_str(m, "id", "?"), msg_str(m, "kind", "?"),
+                                 msg_str(m, "message", ""), is_new ? "" : " [seen before]",
+                                 msg_int(m, "input_len", 0),
+                                 msg_bool(m, "reproduced", 0) ? "reproduced" : "did not reproduce",
+                                 c->cfg->out_dir, msg_str(m, "id", "?"),
+                                 msg_int(m, "death_to_stored_ms", 0));
                 /* A crash that its batch's history does not reproduce may
                  * need what earlier batches of the same runner left behind
                  * (worker/runner.h): from now on, every batch gets a fresh
@@ -1131,6 +1138,8 @@ static int coordinator_init(Coordinator *c)
                     (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40);
         }
         r = dicts_new(&c->dicts, cfg->dict_path);
+        if (r == 0)
+                r = crashtally_new(&c->tally);
         if (r < 0)
                 return r;
         r = prepare_outdir(c);
@@ -1285,6 +1294,7 @@ static void coordinator_finish(Coordinator *c, bool started)
                 c->internal_error = true;
         save_autodict(c);
         print_status(c, "done ");
+        crashtally_summary(c->tally);
         sandboxlog_summary(c->sandbox_log);
         (void)write_stats(c, c->interrupted ? "interrupted" : "done");
         if (c->stored)
@@ -1310,6 +1320,7 @@ static void coordinator_deinit(Coordinator *c)
                 close(c->cov_fd);
         sandboxlog_free(c->sandbox_log);
         dicts_free(c->dicts);
+        crashtally_free(c->tally);
         if (c->sigfd >= 0)
                 close(c->sigfd);
         if (c->outdir_fd >= 0)
