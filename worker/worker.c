@@ -13,7 +13,12 @@
  * killing, and reports either "done" (with the inputs that found coverage,
  * left in the record's finds area) or "died" (with the cause and the
  * symbolized stack) to whoever started it. Its command line and every
- * message it reads or writes go through worker/proto.h.
+ * message it reads or writes go through worker/proto.h. What the runners
+ * print comes through a pipe: its tail is kept for the "died" report in
+ * every case, and the rest goes where --target-output says
+ * (worker/outsink.h). A runner out of time whose memory races toward the
+ * RSS limit is given the time to reach it, and is then out of memory
+ * rather than a hang (worker_rss_grace_ms).
  *
  * A batch is a short list of phases (worker_run_batch): write it into the
  * record, get a runner (the waiting one, or a fresh fork), watch it one
