@@ -166,9 +166,11 @@ void outsink_write(Outsink *o, const void *data, size_t len)
 void outsink_notice(Outsink *o, bool force)
 {
         char line[4400];
-        int64_t now = clock_now_ms();
 
-        if (!o->dropped || (!force && o->noticed_ms && now - o->noticed_ms < OUTSINK_NOTICE_MS))
+        if (!o->dropped)
+                return; /* the common case, once per batch: no clock read */
+        int64_t now = clock_now_ms();
+        if (!force && o->noticed_ms && now - o->noticed_ms < OUTSINK_NOTICE_MS)
                 return;
         int n =
             snprintf(line, sizeof(line),
