@@ -104,6 +104,14 @@ static void help_run(FILE *f)
                 "                        inputs to mutate (libFuzzer's -keep_seed=1)\n"
                 "  --no-reduce           keep no shorter form of a corpus entry that takes its\n"
                 "                        exact path (libFuzzer's -reduce_inputs=0)\n"
+                "  --target-output MODE  what the target prints: log (default) appends it to\n"
+                "                        OUT/logs/worker-N.log (rotated at 16 MiB); pass also\n"
+                "                        shows it here, control characters escaped, at most\n"
+                "                        4 KB/s per worker; discard drops it. crash.json keeps\n"
+                "                        the last 4 KB of it in every mode\n"
+                "  --close-fd-mask N     libFuzzer's -close_fd_mask: 1 closes the target's\n"
+                "                        stdout, 2 its stderr (sanitizer reports still reach\n"
+                "                        crash.json), 3 both (default 0)\n"
                 "examples:\n"
                 "  snapfuzz run ./parser.so seeds/ --max-total-time 600\n"
                 "  snapfuzz run ./parser.so --workers 4 --dict parser.dict --keep-going\n"
@@ -174,6 +182,8 @@ enum {
         RUN_OPT_KEEP_SEEDS,
         RUN_OPT_NO_REDUCE,
         RUN_OPT_REPRODUCIBLE,
+        RUN_OPT_TARGET_OUTPUT,
+        RUN_OPT_CLOSE_FD_MASK,
         RUN_OPT_HELP,
 };
 
@@ -200,6 +210,8 @@ static const struct option run_opts[] = {
     {"keep-seeds", no_argument, NULL, RUN_OPT_KEEP_SEEDS},
     {"no-reduce", no_argument, NULL, RUN_OPT_NO_REDUCE},
     {"reproducible", no_argument, NULL, RUN_OPT_REPRODUCIBLE},
+    {"target-output", required_argument, NULL, RUN_OPT_TARGET_OUTPUT},
+    {"close-fd-mask", required_argument, NULL, RUN_OPT_CLOSE_FD_MASK},
     {"help", no_argument, NULL, RUN_OPT_HELP},
     {0},
 };
@@ -326,6 +338,20 @@ static int run_option(RunArgs *a, int c)
         case RUN_OPT_REPRODUCIBLE:
                 a->cfg.reproducible = true;
                 break;
+        case RUN_OPT_TARGET_OUTPUT:
+                if (strcmp(optarg, "pass") != 0 && strcmp(optarg, "log") != 0 &&
+                    strcmp(optarg, "discard") != 0) {
+                        log_error("--target-output takes 'log', 'pass' or 'discard', not '%s'",
+                                  optarg);
+                        return SF_EXIT_USAGE;
+                }
+                a->cfg.target_output = optarg;
+                break;
+        case RUN_OPT_CLOSE_FD_MASK:
+                if (cliopt_u64("--close-fd-mask", optarg, 0, 3, &v) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.close_fd_mask = (unsigned)v;
+                break;
         case RUN_OPT_HELP:
                 help_run(stdout);
                 return SF_EXIT_OK;
@@ -400,6 +426,7 @@ static int cmd_run(int argc, char **argv)
                          .minimize_ms = 1000,
                          .detect_leaks = true,
                          .runner_lifetime_ms = 500,
+                         .target_output = "log",
                      }};
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         a.cfg.workers = cores > 0 ? (unsigned)cores : 1;

@@ -77,6 +77,33 @@ static void escape_byte(unsigned char c, char out[8])
         }
 }
 
+/* The piece that shows the character at @p (at most @n bytes): either the
+ * character itself (*ret_piece points into @p) or its escape in @esc.
+ * Returns how many input bytes it stands for; *ret_plen is its length.
+ * Newlines and tabs are escaped unless @keep_lines. */
+static size_t termsafe_piece(const unsigned char *p, size_t n, bool keep_lines, char esc[16],
+                             const char **ret_piece, size_t *ret_plen)
+{
+        uint32_t cp;
+        size_t len = utf8_seq(p, n, &cp);
+
+        *ret_piece = esc;
+        if (len == 0) {
+                snprintf(esc, 16, "\\x%02x", p[0]);
+                len = 1;
+        } else if (len == 1 && keep_lines && (cp == '\n' || cp == '\t')) {
+                *ret_piece = (const char *)p;
+        } else if (len == 1 && (cp < 0x20 || cp == 0x7f || cp == '\\')) {
+                escape_byte(p[0], esc);
+        } else if (is_control_cp(cp)) {
+                snprintf(esc, 16, "\\u%04x", (unsigned)cp);
+        } else {
+                *ret_piece = (const char *)p;
+        }
+        *ret_plen = *ret_piece == esc ? strlen(esc) : len;
+        return len;
+}
+
 char *termsafe_str(char *buf, size_t cap, const char *s, size_t max)
 {
         const unsigned char *p = (const unsigned char *)(s ? s : "");
@@ -89,24 +116,12 @@ char *termsafe_str(char *buf, size_t cap, const char *s, size_t max)
         size_t limit = cap > sizeof(marker) ? cap - sizeof(marker) : 0;
         while (i < n && i < max) {
                 char esc[16];
-                const char *piece = esc;
+                const char *piece;
                 size_t plen;
-                uint32_t cp;
-                size_t len = utf8_seq(p + i, n - i, &cp);
+                size_t len = termsafe_piece(p + i, n - i, false, esc, &piece, &plen);
 
-                if (len == 0) {
-                        snprintf(esc, sizeof(esc), "\\x%02x", p[i]);
-                        len = 1;
-                } else if (len == 1 && (cp < 0x20 || cp == 0x7f || cp == '\\')) {
-                        escape_byte(p[i], esc);
-                } else if (is_control_cp(cp)) {
-                        snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)cp);
-                } else {
-                        piece = (const char *)p + i;
-                }
                 if (i + len > max)
                         break; /* never half a character */
-                plen = piece == esc ? strlen(esc) : len;
                 if (at + plen >= limit)
                         break;
                 memcpy(buf + at, piece, plen);
@@ -119,4 +134,26 @@ char *termsafe_str(char *buf, size_t cap, const char *s, size_t max)
                 snprintf(buf + at, cap - at, "%s", marker);
         }
         return buf;
+}
+
+size_t termsafe_text(char *buf, size_t cap, const void *s, size_t len)
+{
+        const unsigned char *p = s;
+        size_t at = 0, i = 0;
+
+        while (i < len) {
+                char esc[16];
+                const char *piece;
+                size_t plen;
+                size_t used = termsafe_piece(p + i, len - i, true, esc, &piece, &plen);
+
+                if (at + plen >= cap)
+                        break;
+                memcpy(buf + at, piece, plen);
+                at += plen;
+                i += used;
+        }
+        if (cap)
+                buf[at < cap ? at : cap - 1] = '\0';
+        return at;
 }

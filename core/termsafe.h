@@ -24,3 +24,18 @@
  * NUL-terminates; returns @buf. @s NULL reads as "".
  */
 char *termsafe_str(char *buf, size_t cap, const char *s, size_t max);
+
+/* What termsafe_text() writes for @len input bytes at most, with the NUL:
+ * an escape is at most four bytes per input byte. */
+#define TERMSAFE_TEXT_CAP(len) ((len)*4u + 1u)
+
+/*
+ * Writes the @len bytes at @s (NULs and all) into @buf (capacity @cap) as
+ * text for a terminal: newlines and tabs pass, every other character that
+ * termsafe_str() escapes is escaped the same way. Stops before the first
+ * character that would not fit (nothing is cut when @cap is at least
+ * TERMSAFE_TEXT_CAP(@len)). NUL-terminates (when @cap > 0) and returns the
+ * length written. A UTF-8 character split across two calls is shown as
+ * \xNN escapes.
+ */
+size_t termsafe_text(char *buf, size_t cap, const void *s, size_t len);

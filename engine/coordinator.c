@@ -33,6 +33,7 @@
 #include "core/clock.h"
 #include "engine/coordinator.h"
 #include "engine/corpusw.h"
+#include "engine/crashtally.h"
 #include "engine/dicts.h"
 #include "engine/helperq.h"
 #include "engine/sandboxlog.h"
@@ -104,7 +105,8 @@ typedef struct Coordinator {
         uint64_t events; /* messages read from workers */
         int64_t start_ms, last_status_ms;
         uint64_t deaths, stored, unique, lost;
-        uint64_t rescued; /* of the stored, those in the rescue directory */
+        uint64_t rescued;  /* of the stored, those in the rescue directory */
+        CrashTally *tally; /* stored crashes by id: one line each, then counts */
         /* Deaths by stack (kind and the exact module offsets of its frames),
          * for the backlog rule: an open-addressing set of hashes. */
         uint64_t death_keys[COORD_DEATH_KEYS];
@@ -250,9 +252,9 @@ static void print_status(Coordinator *c, const char *prefix)
         fmt_count(rate, sizeof(rate), secs > 0 ? (double)c->execs / secs : 0);
         fprintf(stderr,
                 "%s[%6.1fs] execs %s (%s/s)  cov %" PRIu64 " ft %" PRIu64
-                "  corpus %zu  crashes %" PRIu64 " (%" PRIu64 " unique)\n",
+                "  corpus %zu  crashes %" PRIu64 " (%zu unique)\n",
                 prefix, secs, execs, rate, c->cov->edges, c->cov->features, corpus_size(c->corpus),
-                c->stored, c->unique);
+                c->stored, crashtally_unique(c->tally));
 }
 
 /* --- the recovery helper --- */
@@ -273,6 +275,8 @@ static int helper_start(Coordinator *c)
                     .minimize_ms = c->cfg->minimize_ms,
                     .sandbox_policy = c->cfg->sandbox_policy,
                     .detect_leaks = c->cfg->detect_leaks,
+                    .target_output = c->cfg->target_output,
+                    .close_fd_mask = c->cfg->close_fd_mask,
                 },
         };
         return helperq_new(&c->helperq, &hc);
@@ -314,13 +318,18 @@ static void helper_event(Coordinator *c, cJSON *m)
                 if (is_new)
                         c->unique++;
                 helper_rescued(c, m);
-                log_info("crash %s: %s (%s)%s, input %" PRId64 " bytes, %s, stored in "
-                         "%s/crashes/%s (%" PRId64 " ms after the death)",
-                         msg_str(m, "id", "?"), msg_str(m, "kind", "?"), msg_str(m, "message", ""),
-                         is_new ? "" : " [seen before]", msg_int(m, "input_len", 0),
-                         msg_bool(m, "reproduced", 0) ? "reproduced" : "did not reproduce",
-                         c->cfg->out_dir, msg_str(m, "id", "?"),
-                         msg_int(m, "death_to_stored_ms", 0));
+                /* One line per id; a crash seen again is counted (the
+                 * status line, the summary). */
+                if (crashtally_add(c->tally, msg_str(m, "id", "?"), msg_str(m, "kind", "?"),
+                                   msg_str(m, "message", "")) != 0)
+                        log_info("crash %s: %s (%s)%s, input %" PRId64 " bytes, %s, stored in "
+                                 "%s/crashes/%s (%" PRId64 " ms after the death)",
+                                 msg_str(m, "id", "?"), msg_str(m, "kind", "?"),
+                                 msg_str(m, "message", ""), is_new ? "" : " [seen before]",
+                                 msg_int(m, "input_len", 0),
+                                 msg_bool(m, "reproduced", 0) ? "reproduced" : "did not reproduce",
+                                 c->cfg->out_dir, msg_str(m, "id", "?"),
+                                 msg_int(m, "death_to_stored_ms", 0));
                 /* A crash that its batch's history does not reproduce may
                  * need what earlier batches of the same runner left behind
                  * (worker/runner.h): from now on, every batch gets a fresh
@@ -941,6 +950,10 @@ static int prepare_outdir(Coordinator *c)
         if (r == 0)
                 sweep_subdir(c, "crashes");
         sweep_subdir(c, "corpus");
+        /* The target's output (--target-output, worker/outsink.h). */
+        snprintf(path, sizeof(path), "%s/logs", c->cfg->out_dir);
+        if (r == 0 && strcmp(c->cfg->target_output, "discard") != 0)
+                r = fs_mkdir_p(path, 0755);
         if (r == 0)
                 r = write_stats(c, "starting");
         if (r < 0) {
@@ -1003,9 +1016,16 @@ static int load_seeds(Coordinator *c)
         return 0;
 }
 
-static WprocConfig worker_config(const Coordinator *c)
+/* The settings of slot @i's worker; its log's path goes into @log. */
+static WprocConfig worker_config(const Coordinator *c, size_t i, char *log, size_t cap)
 {
+        bool logs = strcmp(c->cfg->target_output, "discard") != 0;
+        if (logs)
+                snprintf(log, cap, "%s/logs/worker-%zu.log", c->cfg->out_dir, i + 1);
         return (WprocConfig){
+            .target_output = c->cfg->target_output,
+            .output_log = logs ? log : NULL,
+            .close_fd_mask = c->cfg->close_fd_mask,
             /* bench/scale.sh puts a simulated worker here (bench/simworker.c)
              * to load the real coordinator with more workers than cores. */
             .exe = getenv("SNAPFUZZ_WORKER_EXE"),
@@ -1035,7 +1055,8 @@ static void slot_ready(Slot *s)
  * errno, with a message for a person in @err. */
 static int spawn_slot(Coordinator *c, Slot *s, char *err, size_t errlen)
 {
-        WprocConfig wc = worker_config(c);
+        char log[4200];
+        WprocConfig wc = worker_config(c, (size_t)(s - c->slots), log, sizeof(log));
         int r = wproc_spawn(&s->w, &wc, err, errlen);
         if (r < 0)
                 return r;
@@ -1081,8 +1102,9 @@ static int start_workers(Coordinator *c)
                 log_error("out of memory");
                 return -ENOMEM;
         }
-        WprocConfig wc = worker_config(c);
         for (; launched < c->cfg->workers; launched++) {
+                char log[4200];
+                WprocConfig wc = worker_config(c, launched, log, sizeof(log));
                 r = wproc_launch(&c->slots[launched].w, &wc, err, sizeof(err));
                 if (r < 0)
                         goto err_launched;
@@ -1151,6 +1173,8 @@ static int coordinator_init(Coordinator *c)
 
         c->start_ms = clock_now_ms();
         c->started_at = (int64_t)time(NULL);
+        if (!cfg->target_output)
+                cfg->target_output = "log";
         if (!cfg->seed_set) {
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
@@ -1158,6 +1182,8 @@ static int coordinator_init(Coordinator *c)
                     (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40);
         }
         r = dicts_new(&c->dicts, cfg->dict_path);
+        if (r == 0)
+                r = crashtally_new(&c->tally);
         if (r < 0)
                 return r;
         r = prepare_outdir(c);
@@ -1258,6 +1284,10 @@ static int coordinator_start(Coordinator *c)
                  cfg->sandbox_policy ? " with a policy file" : "");
         log_info("%zu seed inputs (%zu resumed from %s/corpus), max input length %zu",
                  schedule_n_seeds(c->sched), c->n_resumed, cfg->out_dir, cfg->max_len);
+        if (strcmp(cfg->target_output, "log") == 0)
+                log_info("the target's output goes to %s/logs/worker-N.log (--target-output pass "
+                         "shows it here)",
+                         cfg->out_dir);
         if (cfg->dict_path || dicts_auto_count(c->dicts))
                 log_info("dictionary: %zu tokens from %s, %zu from %s/" DICTS_AUTO_FILE,
                          dicts_user_count(c->dicts), cfg->dict_path ? cfg->dict_path : "--dict",
@@ -1308,6 +1338,7 @@ static void coordinator_finish(Coordinator *c, bool started)
                 c->internal_error = true;
         save_autodict(c);
         print_status(c, "done ");
+        crashtally_summary(c->tally);
         sandboxlog_summary(c->sandbox_log);
         (void)write_stats(c, c->interrupted ? "interrupted" : "done");
         if (c->stored)
@@ -1338,6 +1369,7 @@ static void coordinator_deinit(Coordinator *c)
                 close(c->cov_fd);
         sandboxlog_free(c->sandbox_log);
         dicts_free(c->dicts);
+        crashtally_free(c->tally);
         if (c->sigfd >= 0)
                 close(c->sigfd);
         if (c->outdir_fd >= 0)

@@ -258,7 +258,8 @@ static void classify_signal(int sig, const cJSON *death, const char *addr, Class
 /* Kind and message of a death the worker named (timeout, oom) or the
  * runner's death area did (leaks, a write into the input); false when it
  * is neither. */
-static bool classify_named(const char *reason, int death_reason, Classification *ret)
+static bool classify_named(const cJSON *died, const char *reason, int death_reason,
+                           Classification *ret)
 {
         const char *kind, *message;
         if (strcmp(reason, "timeout") == 0) {
@@ -282,7 +283,15 @@ static bool classify_named(const char *reason, int death_reason, Classification 
                 return false;
         }
         snprintf(ret->kind, sizeof(ret->kind), "%s", kind);
-        snprintf(ret->message, sizeof(ret->message), "%s", message);
+        int n = snprintf(ret->message, sizeof(ret->message), "%s", message);
+        /* What the worker saw of an oom (worker.c, worker_add_rss). */
+        if (strcmp(kind, "oom") == 0 && cJSON_GetObjectItemCaseSensitive(died, "rss_mb"))
+                snprintf(ret->message + n, sizeof(ret->message) - (size_t)n,
+                         ": %lld MB seen, limit %lld MB%s", (long long)msg_int(died, "rss_mb", 0),
+                         (long long)msg_int(died, "rss_limit_mb", 0),
+                         msg_bool(died, "after_timeout", 0)
+                             ? "; it got there after the timeout: a memory blow-up, not a hang"
+                             : "");
         return true;
 }
 
@@ -339,7 +348,7 @@ void classify_death(const cJSON *died, Classification *ret)
             classify_report(report, ret, san_type, sizeof(san_type))) {
                 /* The sanitizer said what went wrong; the signal is only how
                  * it ended the process. */
-        } else if (classify_named(reason, death_reason, ret)) {
+        } else if (classify_named(died, reason, death_reason, ret)) {
                 /* A death the worker or the runner named. */
         } else if (sig) {
                 classify_signal(sig, death, addr, ret);

@@ -144,10 +144,18 @@ typedef struct Helper {
 /* Starts the verification worker if it is not running. */
 static int helper_start_verifier(Helper *hp)
 {
-        char err[512];
+        char err[512], log[4200];
         if (hp->verifier)
                 return 0;
+        const char *mode = hp->cfg->target_output; /* NULL: shown, as before */
+        if (mode && strcmp(mode, "discard") != 0) {
+                mode = "log";
+                snprintf(log, sizeof(log), "%s/logs/recovery.log", hp->cfg->out_dir);
+        }
         WprocConfig wc = {
+            .target_output = mode,
+            .output_log = mode && strcmp(mode, "log") == 0 ? log : NULL,
+            .close_fd_mask = hp->cfg->close_fd_mask,
             .target = hp->cfg->target,
             .max_len = hp->cfg->max_len,
             .timeout_ms = hp->cfg->timeout_ms,

@@ -29,6 +29,12 @@ typedef struct RecoveryConfig {
         unsigned minimize_ms;       /* budget of the automatic minimization; 0: none */
         const char *sandbox_policy; /* JSON, or NULL */
         bool detect_leaks;          /* confirm leak suspects with LeakSanitizer */
+        /* The run's --target-output and --close-fd-mask: what the target
+         * prints while a crash is verified goes to OUT/logs/recovery.log
+         * (never the terminal: its fuzzing worker showed it already), or
+         * nowhere with "discard". */
+        const char *target_output;
+        unsigned close_fd_mask;
 } RecoveryConfig;
 
 /* Runs the helper until its command pipe closes. @job_region is a mapping

@@ -428,3 +428,52 @@ Test(deaths, without_a_symbolizer_a_signature_is_module_and_offset_and_says_so, 
         free(sig);
         free(id);
 }
+
+/* The crash of the only seed @seed of target "grow" (tests/targets/grow.c)
+ * under --rss-limit-mb 256 --timeout 1: its kind and message. */
+static void grow_death(const char *seed, char **ret_kind, char **ret_message)
+{
+        char *dir = sf_tmpdir();
+        char out[512], seeds[512], path[700];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(seeds, sizeof(seeds), "%s/seeds", dir);
+        snprintf(path, sizeof(path), "%s/seed", seeds);
+        cr_assert_eq(mkdir(seeds, 0755), 0);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs(seed, f);
+        fclose(f);
+        SfRun r;
+        const char *args[] = {"run", sf_target("grow"), seeds, "--out",     out, "--workers",
+                              "1",   "--rss-limit-mb",  "256", "--timeout", "1", "--max-total-time",
+                              "60",  "--no-minimize",   NULL};
+        sf_run(&r, 120, args);
+        cr_assert_eq(r.exit_code, 1, "a crash (exit 1), got %d:\n%s", r.exit_code, r.err);
+        sf_run_free(&r);
+        char *id = sf_only_crash(out);
+        *ret_kind = sf_crash_field(out, id, "kind");
+        *ret_message = sf_crash_field(out, id, "message");
+        free(id);
+}
+
+/* A memory blow-up slower than the timeout (320 MiB in some 2.5 s) is
+ * `oom`, with the resident size seen, not a hang. */
+Test(deaths, a_slow_memory_blowup_past_the_timeout_is_kind_oom, .timeout = 300)
+{
+        char *kind, *message;
+        grow_death("M", &kind, &message);
+        cr_expect_str_eq(kind, "oom", "message: %s", message);
+        cr_expect(strstr(message, "MB seen, limit 256 MB"), "%s", message);
+        free(kind);
+        free(message);
+}
+
+/* An infinite loop that allocates nothing is still a hang. */
+Test(deaths, a_hang_without_allocations_is_still_kind_timeout, .timeout = 300)
+{
+        char *kind, *message;
+        grow_death("T", &kind, &message);
+        cr_expect_str_eq(kind, "timeout", "message: %s", message);
+        free(kind);
+        free(message);
+}

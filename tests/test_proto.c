@@ -31,6 +31,9 @@ static WorkerArgs full_args(void)
             .value_profile = true,
             .detect_leaks = true,
             .runner_lifetime_ms = 250,
+            .target_output = "discard",
+            .output_log = "/tmp/out dir/logs/worker-2.log",
+            .close_fd_mask = 3,
         };
 }
 
@@ -72,6 +75,9 @@ Test(proto, a_built_command_line_parses_back_to_the_same_settings)
         cr_expect(out.value_profile);
         cr_expect(out.detect_leaks);
         cr_expect_eq(out.runner_lifetime_ms, 250);
+        cr_expect_str_eq(out.target_output, "discard");
+        cr_expect_str_eq(out.output_log, in.output_log);
+        cr_expect_eq(out.close_fd_mask, 3);
 }
 
 Test(proto, without_a_policy_or_mode_the_command_line_says_strict_and_no_policy)
@@ -108,6 +114,32 @@ Test(proto, a_command_line_is_not_built_from_settings_the_worker_would_refuse)
         a = full_args();
         a.sandbox = "lax";
         cr_expect_eq(proto_args_build(&a, &pa), -EINVAL, "an unknown sandbox mode");
+        a = full_args();
+        a.target_output = "terminal";
+        cr_expect_eq(proto_args_build(&a, &pa), -EINVAL, "an unknown output mode");
+        a = full_args();
+        a.close_fd_mask = 4;
+        cr_expect_eq(proto_args_build(&a, &pa), -EINVAL, "a close_fd_mask over 3");
+}
+
+Test(proto, output_settings_left_out_mean_pass_and_nothing_closed)
+{
+        WorkerArgs in = full_args(), out;
+        ProtoArgv pa;
+        char err[256] = "";
+
+        in.target_output = NULL;
+        in.output_log = NULL;
+        in.close_fd_mask = 0;
+        cr_assert_eq(proto_args_build(&in, &pa), 0);
+        for (int i = 0; pa.argv[i]; i++) {
+                cr_expect_str_neq(pa.argv[i], "--target-output");
+                cr_expect_str_neq(pa.argv[i], "--close-fd-mask");
+        }
+        cr_assert_eq(parse_built(&pa, 0, &out, err, sizeof(err)), 0, "%s", err);
+        cr_expect_null(out.target_output);
+        cr_expect_null(out.output_log);
+        cr_expect_eq(out.close_fd_mask, 0);
 }
 
 /* A valid worker command line with option @opt's value replaced by @value

@@ -70,3 +70,27 @@ Test(termsafe, long_text_is_cut_with_a_marker)
         cr_expect_str_eq(termsafe_str(buf, sizeof(buf), "ab€", 3), "ab ... [3 more bytes]");
         free(big);
 }
+
+Test(termsafe, output_text_keeps_its_lines_and_escapes_every_control)
+{
+        static const char in[] = "a\x1b[2J\tb\r\x07\x00\xc2\x9b"
+                                 "31m\n\xe2\x80\xae"
+                                 "c\\\n";
+        char out[TERMSAFE_TEXT_CAP(sizeof(in) - 1)];
+        size_t n = termsafe_text(out, sizeof(out), in, sizeof(in) - 1);
+
+        cr_expect_eq(n, strlen(out));
+        cr_expect_str_eq(out, "a\\x1b[2J\tb\\r\\x07\\x00\\u009b31m\n\\u202ec\\\\\n");
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)out[i];
+                cr_expect(c >= 0x20 || c == '\n' || c == '\t', "byte 0x%02x at %zu", c, i);
+        }
+        /* A buffer too small for all of it stops before a whole escape. */
+        char small[6];
+        n = termsafe_text(small, sizeof(small),
+                          "ab\x1b"
+                          "cd",
+                          5);
+        cr_expect_str_eq(small, "ab");
+        cr_expect_eq(n, 2);
+}

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sandbox/sandbox.h"
+#include "worker/outsink.h"
 #include "worker/proto.h"
 
 #include "snapfuzz/banned.h"
@@ -54,6 +55,9 @@ enum {
         ARG_DETECT_LEAKS,
         ARG_RUNNER_LIFETIME_MS,
         ARG_SANDBOX_POLICY,
+        ARG_TARGET_OUTPUT,
+        ARG_OUTPUT_LOG,
+        ARG_CLOSE_FD_MASK,
         ARG__COUNT,
 };
 
@@ -71,6 +75,9 @@ static const char *const arg_names[ARG__COUNT] = {
     [ARG_DETECT_LEAKS] = "--detect-leaks",
     [ARG_RUNNER_LIFETIME_MS] = "--runner-lifetime-ms",
     [ARG_SANDBOX_POLICY] = "--sandbox-policy",
+    [ARG_TARGET_OUTPUT] = "--target-output",
+    [ARG_OUTPUT_LOG] = "--output-log",
+    [ARG_CLOSE_FD_MASK] = "--close-fd-mask",
 };
 
 static bool sandbox_name_ok(const char *s)
@@ -79,13 +86,20 @@ static bool sandbox_name_ok(const char *s)
         return sandbox_mode_parse(s, &mode) == 0;
 }
 
+static bool output_name_ok(const char *s)
+{
+        OutsinkMode mode;
+        return outsink_mode_parse(s, &mode) == 0;
+}
+
 int proto_args_build(const WorkerArgs *a, ProtoArgv *ret)
 {
         const char *sandbox = a->sandbox ? a->sandbox : "strict";
         int n = 0, k = 0;
 
         if (!a->target || a->cmd_fd < 0 || a->evt_fd < 0 || a->shm_fd < 0 || a->cov_fd < 0 ||
-            a->max_len == 0 || a->max_len > RECORD_MAX_LEN_LIMIT || !sandbox_name_ok(sandbox))
+            a->max_len == 0 || a->max_len > RECORD_MAX_LEN_LIMIT || !sandbox_name_ok(sandbox) ||
+            a->close_fd_mask > 3 || (a->target_output && !output_name_ok(a->target_output)))
                 return -EINVAL;
         snprintf(ret->num[0], sizeof(ret->num[0]), "%d", a->cmd_fd);
         snprintf(ret->num[1], sizeof(ret->num[1]), "%d", a->evt_fd);
@@ -95,6 +109,7 @@ int proto_args_build(const WorkerArgs *a, ProtoArgv *ret)
         snprintf(ret->num[5], sizeof(ret->num[5]), "%u", a->timeout_ms);
         snprintf(ret->num[6], sizeof(ret->num[6]), "%u", a->rss_limit_mb);
         snprintf(ret->num[7], sizeof(ret->num[7]), "%u", a->runner_lifetime_ms);
+        snprintf(ret->num[8], sizeof(ret->num[8]), "%u", a->close_fd_mask);
 
         const char *values[ARG__COUNT] = {
             [ARG_TARGET] = a->target,
@@ -110,6 +125,9 @@ int proto_args_build(const WorkerArgs *a, ProtoArgv *ret)
             [ARG_DETECT_LEAKS] = a->detect_leaks ? "1" : "0",
             [ARG_RUNNER_LIFETIME_MS] = ret->num[7],
             [ARG_SANDBOX_POLICY] = a->sandbox_policy, /* NULL: left out */
+            [ARG_TARGET_OUTPUT] = a->target_output,   /* NULL: left out */
+            [ARG_OUTPUT_LOG] = a->output_log,         /* NULL: left out */
+            [ARG_CLOSE_FD_MASK] = a->close_fd_mask ? ret->num[8] : NULL,
         };
         _Static_assert(2 + 2 * ARG__COUNT + 1 <= PROTO_ARGV_MAX, "argv fits");
         ret->argv[n++] = (char *)"snapfuzz";
@@ -177,6 +195,14 @@ static int args_set_number(WorkerArgs *a, int k, const char *value, char *err, s
         case ARG_RUNNER_LIFETIME_MS:
                 a->runner_lifetime_ms = (unsigned)v;
                 break;
+        case ARG_CLOSE_FD_MASK:
+                if (v > 3) {
+                        snprintf(err, errlen, "%s: '%.64s' is not 0, 1, 2 or 3", arg_names[k],
+                                 value);
+                        return -EINVAL;
+                }
+                a->close_fd_mask = (unsigned)v;
+                break;
         }
         return 0;
 }
@@ -204,6 +230,21 @@ static int args_set(WorkerArgs *a, int k, const char *value, char *err, size_t e
                 return 0;
         case ARG_SANDBOX_POLICY:
                 a->sandbox_policy = value;
+                return 0;
+        case ARG_TARGET_OUTPUT:
+                if (!output_name_ok(value)) {
+                        snprintf(err, errlen, "%s: '%.64s' is not pass, log or discard",
+                                 arg_names[k], value);
+                        return -EINVAL;
+                }
+                a->target_output = value;
+                return 0;
+        case ARG_OUTPUT_LOG:
+                if (!*value) {
+                        snprintf(err, errlen, "%s: the log's path is empty", arg_names[k]);
+                        return -EINVAL;
+                }
+                a->output_log = value;
                 return 0;
         case ARG_VALUE_PROFILE:
         case ARG_DETECT_LEAKS:

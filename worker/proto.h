@@ -75,14 +75,19 @@ typedef struct WorkerArgs {
         bool value_profile;
         bool detect_leaks;
         unsigned runner_lifetime_ms; /* 0: one batch per runner */
+        /* Where the runners' output goes (worker/outsink.h): "pass", "log"
+         * or "discard"; NULL: "pass". */
+        const char *target_output;
+        const char *output_log; /* the log file of pass and log; NULL: none */
+        unsigned close_fd_mask; /* libFuzzer's -close_fd_mask: 1 stdout, 2 stderr */
 } WorkerArgs;
 
 /* What proto_args_build fills: argv (NULL-terminated, ready for execv) and
  * the numbers it points into. No heap: it lives on the caller's stack. */
-#define PROTO_ARGV_MAX 32
+#define PROTO_ARGV_MAX 40
 typedef struct ProtoArgv {
         char *argv[PROTO_ARGV_MAX];
-        char num[8][24];
+        char num[9][24];
 } ProtoArgv;
 
 /* Fills @ret with `snapfuzz __worker --target ...` for @a. Returns 0, or

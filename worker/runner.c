@@ -345,6 +345,52 @@ __attribute__((noreturn)) static void runner_rebuild(void *region, const RecordL
         _exit(RUNNER_EXIT_DONE);
 }
 
+/* Makes the output pipe the runner's stdout and stderr, but /dev/null the
+ * stdout of a close_fd_mask with bit 1, and (for runner_close_stderr, as
+ * only 1 and 2 outlive sandbox_isolate) the stdout of one with bit 2. The
+ * mask that could be applied is returned (0 without /dev/null). */
+static unsigned runner_output_to(const RunnerArgs *a)
+{
+        unsigned mask = a->close_fd_mask & 3;
+        int null_fd = mask ? open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
+
+        if (a->output_fd < 0) {
+                if (null_fd >= 0)
+                        close(null_fd);
+                return 0;
+        }
+        /* The pipe was non-blocking for the worker's reads; the runner's
+         * writes should block rather than lose output. */
+        fcntl(a->output_fd, F_SETFL, 0);
+        dup2(null_fd >= 0 ? null_fd : a->output_fd, STDOUT_FILENO);
+        dup2(a->output_fd, STDERR_FILENO);
+        if (a->output_fd > STDERR_FILENO)
+                close(a->output_fd);
+        if (null_fd > STDERR_FILENO)
+                close(null_fd);
+        return null_fd >= 0 ? mask : 0;
+}
+
+/* After sandbox_isolate, with stdout on /dev/null and stderr on the pipe
+ * (runner_output_to): bit 2 of @mask moves the pipe to a descriptor of its
+ * own, where a sanitizer writes its report (__sanitizer_set_report_fd, as
+ * libFuzzer does), and stderr to /dev/null; without bit 1, stdout goes
+ * back to the pipe. Once per runner, never per execution. */
+static void runner_close_stderr(unsigned mask)
+{
+        typedef void (*SetReportFd)(void *fd);
+
+        if (!(mask & 2))
+                return;
+        int report = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+        SetReportFd set_report = (SetReportFd)dlsym(RTLD_DEFAULT, "__sanitizer_set_report_fd");
+        if (report >= 0 && set_report)
+                set_report((void *)(intptr_t)report);
+        dup2(STDOUT_FILENO, STDERR_FILENO);
+        if (!(mask & 1) && report >= 0)
+                dup2(report, STDOUT_FILENO);
+}
+
 /* Runs the batch the record describes, the first of this runner's
  * (@first_batch: applies the sandbox) or a later one. Returns true when the batch
  * ran to its end (state DONE or FULL) and the runner may take another. */
@@ -368,18 +414,11 @@ void runner_main(const RunnerArgs *a)
         for (int i = 0; i < a->n_close_fds; i++)
                 if (a->close_fds[i] >= 0)
                         close(a->close_fds[i]);
-        if (a->output_fd >= 0) {
-                dup2(a->output_fd, STDOUT_FILENO);
-                dup2(a->output_fd, STDERR_FILENO);
-                if (a->output_fd > STDERR_FILENO)
-                        close(a->output_fd);
-                /* The pipe was non-blocking for the worker's reads; the
-                 * runner's writes should block rather than lose output. */
-                fcntl(STDOUT_FILENO, F_SETFL, 0);
-        }
+        unsigned mask = runner_output_to(a);
         /* Namespaces' empty root, no capabilities, no descriptors but ours. */
         if (sandbox_isolate(a->sandbox, a->ctl_fd) < 0)
                 _exit(RUNNER_EXIT_SETUP);
+        runner_close_stderr(mask);
 
         uint8_t *write_end, *exec_end;
         uint8_t *work = malloc(l->max_len);

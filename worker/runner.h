@@ -67,7 +67,10 @@ typedef struct RunnerArgs {
         pid_t worker_pid;
         const int *close_fds; /* worker fds the target must not see */
         int n_close_fds;
-        int output_fd;        /* becomes the runner's stdout and stderr */
+        int output_fd; /* becomes the runner's stdout and stderr */
+        /* libFuzzer's -close_fd_mask: 1 sends stdout to /dev/null, 2
+         * stderr (a sanitizer's report still reaches output_fd), 3 both. */
+        unsigned close_fd_mask;
         int ctl_fd;           /* the runner's end of the control socket, or -1: one batch */
         uint64_t lifetime_ns; /* takes no batch after this long (--runner-lifetime-ms) */
         /* The target's custom mutator and crossover (scratch unused), or

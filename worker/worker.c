@@ -13,7 +13,12 @@
  * killing, and reports either "done" (with the inputs that found coverage,
  * left in the record's finds area) or "died" (with the cause and the
  * symbolized stack) to whoever started it. Its command line and every
- * message it reads or writes go through worker/proto.h.
+ * message it reads or writes go through worker/proto.h. What the runners
+ * print comes through a pipe: its tail is kept for the "died" report in
+ * every case, and the rest goes where --target-output says
+ * (worker/outsink.h). A runner out of time whose memory races toward the
+ * RSS limit is given the time to reach it, and is then out of memory
+ * rather than a hang (worker_rss_grace_ms).
  *
  * A batch is a short list of phases (worker_run_batch): write it into the
  * record, get a runner (the waiting one, or a fresh fork), watch it one
@@ -44,6 +49,7 @@
 #include "worker/selfbind.h"
 #include "worker/worker.h"
 #include "worker/cmplog.h"
+#include "worker/outsink.h"
 #include "core/coverage.h"
 #include "core/msg.h"
 #include "worker/proto.h"
@@ -58,6 +64,9 @@
 #define WORKER_TICK_MS 20
 #define WORKER_RSS_EVERY_MS 100
 #define WORKER_DUMP_GRACE_MS 1000
+/* The longest a runner out of time may take to reach the RSS limit and be
+ * reported `oom` (worker_rss_grace_ms). */
+#define WORKER_OOM_GRACE_MAX_MS 10000
 #define WORKER_OUTPUT_TAIL 16384
 #define WORKER_OUTPUT_REPORT 4096 /* what the "output" field keeps */
 #define WORKER_REPORT_MAX 8192
@@ -80,8 +89,9 @@ typedef struct Worker {
         /* The last bytes the runner wrote to stdout/stderr, for the report. */
         char out_tail[WORKER_OUTPUT_TAIL];
         size_t out_len;
-        int quiet;  /* this batch's output is kept for the report only */
-        bool leaks; /* LeakSanitizer is loaded and its allocation hooks count */
+        int quiet;    /* this batch's output is kept for the report only */
+        Outsink sink; /* where the rest of the output goes (--target-output) */
+        bool leaks;   /* LeakSanitizer is loaded and its allocation hooks count */
         /* The runner, between fork and reaping: during a batch, and
          * between batches while it waits for the next (pid 0: none). */
         struct {
@@ -340,8 +350,9 @@ static int worker_command_during_batch(Worker *w)
         }
 }
 
-/* Drains the runner's output pipe: forwards it to our stderr (as libFuzzer
- * shows a target's output) and keeps the tail for the crash report. The
+/* Drains the runner's output pipe: hands it to the sink (--target-output:
+ * shown as libFuzzer shows a target's output, logged or dropped) and keeps
+ * the tail for the crash report, whatever the sink does with it. The
  * runner writes into a pipe rather than our stderr because its file-size
  * limit is 0: writing to a stderr that is a regular file would kill it.
  * Returns 1 when the pipe is empty for now, 0 at its end (or on a read
@@ -355,10 +366,8 @@ static int worker_drain_output(Worker *w, int fd)
                         continue;
                 if (n <= 0)
                         return n == 0 ? 0 : (errno == EAGAIN ? 1 : 0);
-                if (!w->quiet) {
-                        ssize_t wr = write(STDERR_FILENO, buf, (size_t)n);
-                        (void)wr;
-                }
+                if (!w->quiet)
+                        outsink_write(&w->sink, buf, (size_t)n);
                 size_t k = (size_t)n;
                 _Static_assert(sizeof(buf) <= WORKER_OUTPUT_TAIL, "a read fits the tail");
                 if (w->out_len + k > WORKER_OUTPUT_TAIL) {
@@ -588,6 +597,7 @@ static int worker_fork_runner(Worker *w, int rebuild)
             .n_close_fds = 6,
             .output_fd = out_pipe[1],
             .ctl_fd = ctl[1],
+            .close_fd_mask = w->args.close_fd_mask,
             .lifetime_ns = (uint64_t)w->args.runner_lifetime_ms * 1000000u,
             .custom = w->has_custom ? &w->custom : NULL,
             .rebuild = rebuild,
@@ -639,9 +649,16 @@ typedef struct BatchWatch {
         int64_t kill_deadline; /* SIGKILL after the stack dump's grace */
         uint64_t last_count;
         int64_t last_progress, next_rss; /* ms */
-        int status;                      /* the runner's wait status, once reaped */
-        bool ended;                      /* the runner is gone (reaped) */
-        bool done;                       /* the batch ended and the runner waits for another */
+        /* The last two resident sizes seen (MB) and when (ms), for how fast
+         * it grows; the largest one; and the end of a timeout's grace for
+         * a runner that is on its way over the RSS limit (0: none). */
+        long rss[2];
+        int64_t rss_ms[2];
+        long rss_max;
+        int64_t grace_until;
+        int status; /* the runner's wait status, once reaped */
+        bool ended; /* the runner is gone (reaped) */
+        bool done;  /* the batch ended and the runner waits for another */
 } BatchWatch;
 
 /* Gets a runner to run the batch now in the record: the one that waits for
@@ -714,9 +731,53 @@ static bool worker_watch_reaped(BatchWatch *bw)
         return true;
 }
 
+/* A resident size seen: the last two are kept, for the growth rate. */
+static void worker_rss_sample(BatchWatch *bw, long rss, int64_t now)
+{
+        if (rss < 0)
+                return;
+        bw->rss[0] = bw->rss[1];
+        bw->rss_ms[0] = bw->rss_ms[1];
+        bw->rss[1] = rss;
+        bw->rss_ms[1] = now;
+        if (rss > bw->rss_max)
+                bw->rss_max = rss;
+}
+
+/*
+ * How long a runner whose time ran out may go on to reach the RSS limit
+ * (ms), or 0 when it is a hang: its resident size grows at a rate that
+ * gets it over --rss-limit-mb within WORKER_OOM_GRACE_MAX_MS. It gets
+ * half as long again as that takes, and a tick (worker_watch_limits): over
+ * the limit it is `oom`, otherwise `timeout`. A hang that allocates
+ * nothing, or too little to matter, is killed at its timeout as before.
+ * The rate is measured from the last sample at least WORKER_RSS_EVERY_MS
+ * / 2 old to a fresh one. Measured with tests/targets/grow.c (4 MiB every
+ * 30 ms) under --rss-limit-mb 256 --timeout 1: 97-129 MB and 100-117 MB/s
+ * when the second runs out, over the limit some 1.3 s later.
+ */
+static int64_t worker_rss_grace_ms(const Worker *w, BatchWatch *bw, int64_t now)
+{
+        long rss = worker_rss_mb(bw->pid);
+        int j = now - bw->rss_ms[1] >= WORKER_RSS_EVERY_MS / 2 ? 1 : 0;
+        if (rss < 0 || bw->rss_ms[j] == 0 || now <= bw->rss_ms[j])
+                return 0;
+        double mb_per_ms = (double)(rss - bw->rss[j]) / (double)(now - bw->rss_ms[j]);
+        worker_rss_sample(bw, rss, now);
+        if (mb_per_ms <= 0)
+                return 0;
+        double to_limit = (double)((long)w->args.rss_limit_mb - rss) / mb_per_ms;
+        if (to_limit > WORKER_OOM_GRACE_MAX_MS)
+                return 0;
+        return (int64_t)(to_limit * 1.5) + WORKER_TICK_MS;
+}
+
 /* The limits a running runner must keep: progress within --timeout (a
  * rebuild within WORKER_REBUILD_MS) and --rss-limit-mb. A runner over one
- * is asked for a stack dump, then killed after WORKER_DUMP_GRACE_MS. */
+ * is asked for a stack dump, then killed after WORKER_DUMP_GRACE_MS. A
+ * runner out of time while its memory races toward the RSS limit gets the
+ * time it needs to reach it (worker_rss_grace_ms), its memory watched
+ * every tick meanwhile. */
 static void worker_watch_limits(Worker *w, BatchWatch *bw)
 {
         const RecordHeader *h = record_header(w->region);
@@ -730,9 +791,13 @@ static void worker_watch_limits(Worker *w, BatchWatch *bw)
         /* Memory first: a runner over the RSS limit is out of memory
          * however long it took to get there (on a loaded machine the
          * worker may wake after the timeout has passed too). */
-        if (w->args.rss_limit_mb && now >= bw->next_rss) {
+        if (w->args.rss_limit_mb && (now >= bw->next_rss || bw->grace_until)) {
                 bw->next_rss = now + WORKER_RSS_EVERY_MS;
                 long rss = worker_rss_mb(bw->pid);
+                if (!bw->grace_until || now - bw->rss_ms[1] >= WORKER_RSS_EVERY_MS)
+                        worker_rss_sample(bw, rss, now);
+                if (rss > bw->rss_max)
+                        bw->rss_max = rss;
                 if (rss > (long)w->args.rss_limit_mb)
                         bw->kill_reason = KILL_OOM;
         }
@@ -740,9 +805,16 @@ static void worker_watch_limits(Worker *w, BatchWatch *bw)
         if (count != bw->last_count) {
                 bw->last_count = count;
                 bw->last_progress = now;
+                bw->grace_until = 0;
         } else if (bw->kill_reason == KILL_NONE && h->runner_state == RECORD_RUNNER_RUNNING &&
                    now - bw->last_progress >= (int64_t)w->args.timeout_ms) {
-                bw->kill_reason = KILL_TIMEOUT;
+                int64_t grace = 0;
+                if (!bw->grace_until && w->args.rss_limit_mb)
+                        grace = worker_rss_grace_ms(w, bw, now);
+                if (grace > 0)
+                        bw->grace_until = now + grace;
+                else if (!bw->grace_until || now >= bw->grace_until)
+                        bw->kill_reason = KILL_TIMEOUT;
         }
         if (bw->kill_reason == KILL_NONE && h->runner_state == RECORD_RUNNER_REBUILDING &&
             now - bw->started_ns / 1000000 >= WORKER_REBUILD_MS)
@@ -808,6 +880,20 @@ static bool worker_batch_never_started(Worker *w, const BatchWatch *bw)
                h->runner_state == RECORD_RUNNER_IDLE && h->count == 0;
 }
 
+/* A death the memory watch saw: the largest resident size seen (MB), the
+ * limit, and whether it got there after its timeout (a blow-up, not a
+ * hang). */
+static void worker_add_rss(const Worker *w, const BatchWatch *bw, cJSON *m)
+{
+        if (!w->args.rss_limit_mb || bw->rss_max <= 0 ||
+            (bw->kill_reason != KILL_OOM && bw->kill_reason != KILL_TIMEOUT))
+                return;
+        cJSON_AddNumberToObject(m, "rss_mb", (double)bw->rss_max);
+        cJSON_AddNumberToObject(m, "rss_limit_mb", w->args.rss_limit_mb);
+        if (bw->kill_reason == KILL_OOM && bw->grace_until)
+                cJSON_AddBoolToObject(m, "after_timeout", 1);
+}
+
 /* Tells whoever started us how the batch ended: "done", or "died" with the
  * cause, the symbolized stack, the target's last output and the sandbox.
  * 0 or a negative errno (-EPERM: the runner could not set up its sandbox,
@@ -855,6 +941,7 @@ static int worker_report_end(Worker *w, const BatchWatch *bw)
                 worker_add_death(w, m, record_death(w->region));
                 sandbox_describe_refusal(w->sandbox, cJSON_GetObjectItemCaseSensitive(m, "death"));
                 worker_add_output(w, m);
+                worker_add_rss(w, bw, m);
                 /* What confined the runner, for crash.json and reproduce. */
                 cJSON_AddItemToObject(m, "sandbox", sandbox_describe(w->sandbox));
         }
@@ -893,6 +980,7 @@ static int worker_run_batch(Worker *w, const ProtoBatch *b, int rebuild)
                 retried = true;
                 memset(record_death(w->region), 0, sizeof(RecordDeath));
         }
+        outsink_notice(&w->sink, false);
         return worker_report_end(w, &bw);
 }
 
@@ -1057,6 +1145,9 @@ int worker_main(int argc, char **argv)
         if (w.args.timeout_ms == 0)
                 w.args.timeout_ms = 1000;
         msg_reader_init(&w.reader, w.args.cmd_fd);
+        OutsinkMode out_mode = OUTSINK_PASS;
+        (void)outsink_mode_parse(w.args.target_output, &out_mode); /* checked by proto_args_parse */
+        outsink_init(&w.sink, out_mode, w.args.output_log, STDERR_FILENO);
 
         if (worker_setup(&w) < 0)
                 return WORKER_EXIT_INTERNAL;
@@ -1066,5 +1157,7 @@ int worker_main(int argc, char **argv)
                 return WORKER_EXIT_INTERNAL;
         if (worker_say_hello(&w) < 0)
                 return WORKER_EXIT_PROTOCOL;
-        return worker_serve(&w) < 0 ? WORKER_EXIT_PROTOCOL : WORKER_EXIT_OK;
+        r = worker_serve(&w);
+        outsink_deinit(&w.sink);
+        return r < 0 ? WORKER_EXIT_PROTOCOL : WORKER_EXIT_OK;
 }

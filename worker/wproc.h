@@ -35,6 +35,12 @@ typedef struct WprocConfig {
         unsigned runner_lifetime_ms;
         /* The policy file's rules as JSON (sandbox_policy_load), or NULL. */
         const char *sandbox_policy;
+        /* Where the target's output goes (worker/outsink.h): "pass" (NULL),
+         * "log" or "discard"; the log file of pass and log, or NULL; and
+         * libFuzzer's -close_fd_mask (1 stdout, 2 stderr, 3 both). */
+        const char *target_output;
+        const char *output_log;
+        unsigned close_fd_mask;
 } WprocConfig;
 
 typedef struct Wproc Wproc;

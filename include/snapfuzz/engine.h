@@ -45,6 +45,10 @@ typedef struct SfRunConfig {
         bool keep_seeds;             /* --keep-seeds: seeds are never superseded */
         bool no_reduce;              /* --no-reduce: no shorter forms of corpus entries */
         bool reproducible;           /* --reproducible: needs seed_set and one worker */
+        /* --target-output: "log" (OUT/logs/worker-N.log), "pass" (shown,
+         * sanitized and rate-limited, and logged) or "discard". */
+        const char *target_output;
+        unsigned close_fd_mask; /* --close-fd-mask: libFuzzer's -close_fd_mask */
 } SfRunConfig;
 
 /* Outcomes of engine_run. */
