@@ -950,8 +950,8 @@ static int worker_report_end(Worker *w, const BatchWatch *bw)
         return r;
 }
 
-/* Runs one batch: the "fuzz" command @b, or (@b NULL) a rebuild of kind
- * @rebuild, whose record is already in place. 0 or a negative errno
+/* Runs one batch: the "fuzz" command @b, or (@rebuild non-zero, @b all
+ * zero) a rebuild of kind @rebuild, whose record is already in place. 0 or a negative errno
  * (-EPIPE: whoever started us is gone). */
 static int worker_run_batch(Worker *w, const ProtoBatch *b, int rebuild)
 {
@@ -965,7 +965,7 @@ static int worker_run_batch(Worker *w, const ProtoBatch *b, int rebuild)
                 worker_begin_batch(w, b);
         bool leak_check = (record_header(w->region)->batch_flags & RECORD_BATCH_LEAK_CHECK) != 0;
         w->out_len = 0;
-        w->quiet = b && b->quiet;
+        w->quiet = b->quiet;
         for (;;) {
                 r = worker_batch_start(w, &bw, rebuild, !retried && !rebuild && !b->fresh,
                                        leak_check);
@@ -999,7 +999,10 @@ static int worker_command(Worker *w, const cJSON *m)
         if (proto_is(m, PROTO_REBUILD)) {
                 if (proto_rebuild_parse(m, &how) < 0)
                         goto bad_command;
-                return worker_run_batch(w, NULL, (int)how);
+                /* A rebuild's record is already in place: no batch to
+                 * write, nothing to show, never a fresh-runner request. */
+                static const ProtoBatch none;
+                return worker_run_batch(w, &none, (int)how);
         }
         if (proto_is(m, PROTO_PING)) {
                 worker_send_pong(w);
