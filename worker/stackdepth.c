@@ -1,0 +1,20 @@
+/*
+ * The stack-depth feature map (the rules are in worker/stackdepth.h). The
+ * runner writes it between executions; the coverage scan reads and zeroes
+ * it with the target's counters.
+ */
+#include "worker/stackdepth.h"
+#include "core/coverage.h"
+
+#include "snapfuzz/banned.h"
+
+uint8_t stackdepth_map[STACKDEPTH_COUNTERS] __attribute__((aligned(64)));
+static int stackdepth_enabled;
+
+void stackdepth_enable(void)
+{
+        if (stackdepth_enabled)
+                return;
+        coverage_register_features(stackdepth_map, stackdepth_map + STACKDEPTH_COUNTERS);
+        stackdepth_enabled = 1;
+}
