@@ -8,6 +8,11 @@
 
 #include "snapfuzz/banned.h"
 
+/* Exported to the target (the executable is linked with --export-dynamic),
+ * as the other symbols it binds to (worker/sancov.c): its stack-depth code
+ * refers to it by name. */
+__attribute__((visibility("default"))) __thread uintptr_t __sancov_lowest_stack;
+
 uint8_t stackdepth_map[STACKDEPTH_COUNTERS] __attribute__((aligned(64)));
 static int stackdepth_enabled;
 

@@ -7,7 +7,7 @@
  *
  * A target built with -fsanitize-coverage=stack-depth (which
  * -fsanitize=fuzzer-no-link includes) stores its frame address into the
- * thread-local __sancov_lowest_stack (worker/sancov.c) on entry to every
+ * thread-local __sancov_lowest_stack (exported by snapfuzz) on entry to every
  * function that calls others, whenever it is lower than the value there.
  * The runner sets it to its own frame before each execution
  * (stackdepth_begin(): one store) and afterwards turns how far below that
@@ -31,7 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Defined in worker/sancov.c, written by the target's instrumentation. */
+/* Defined in worker/stackdepth.c, exported to the target, written by its
+ * stack-depth instrumentation. */
 extern __thread uintptr_t __sancov_lowest_stack;
 
 /* Steps 0..159: eight per power of two of the depth in words up to 2^20
