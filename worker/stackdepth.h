@@ -21,7 +21,9 @@
  * The feature is a step of the depth, not the depth: eight steps per
  * power of two of the depth in 8-byte words (libFuzzer's step function),
  * so an input must go an eighth deeper than another to count as deeper,
- * and the whole of an 8 MiB stack fits in STACKDEPTH_COUNTERS steps. It is
+ * and the whole of an 8 MiB stack fits in STACKDEPTH_COUNTERS steps.
+ * Resetting, reading and comparing cost nothing measurable per execution
+ * (bench/results/stackdepth-2026-11-26.md). It is
  * a function of the execution alone (the same input reaches the same
  * step), never read by mutations: feedback, not mutation input, so the
  * replay invariant (include/snapfuzz/record.h) is untouched.
