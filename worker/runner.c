@@ -48,6 +48,7 @@
 #include "core/clock.h"
 #include "worker/batch.h"
 #include "worker/cmplog.h"
+#include "worker/stackdepth.h"
 #include "snapfuzz/mutator.h"
 
 #include "snapfuzz/banned.h"
@@ -315,7 +316,9 @@ static void runner_find_features(const RunnerArgs *a, RecordHeader *h, const uin
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         cmplog_mode = cmplog_value_profile;
         uint64_t t0 = (uint64_t)clock_now_ns();
+        const uintptr_t top = stackdepth_begin();
         (void)a->test(data, len);
+        stackdepth_end(top);
         uint64_t t1 = (uint64_t)clock_now_ns();
         cmplog_mode = 0;
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -658,7 +661,9 @@ static bool runner_batch(const RunnerArgs *a, Batch *batch, uint8_t *work, uint8
                               (made == BATCH_CHAIN && batch->records_cmps ? CMPLOG_RECORD : 0);
                 const uint64_t mallocs = rb.watch_leaks ? runner_mallocs : 0;
                 const uint64_t frees = rb.watch_leaks ? runner_frees : 0;
+                const uintptr_t top = stackdepth_begin();
                 int rc = a->test(data, len);
+                stackdepth_end(top);
                 cmplog_mode = 0;
                 __atomic_signal_fence(__ATOMIC_SEQ_CST);
                 bool suspect = rb.watch_leaks && runner_mallocs - mallocs > runner_frees - frees;

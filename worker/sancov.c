@@ -20,7 +20,9 @@
 
 #define SF_EXPORT __attribute__((visibility("default")))
 
-SF_EXPORT __thread uintptr_t __sancov_lowest_stack;
+/* __sancov_lowest_stack, the thread-local variable stack-depth code writes,
+ * is defined in worker/stackdepth.c, where the runner reads it: anything
+ * that links the runner has it, with or without these callbacks. */
 
 SF_EXPORT void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop);
 SF_EXPORT void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop)

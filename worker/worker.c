@@ -50,6 +50,7 @@
 #include "worker/worker.h"
 #include "worker/cmplog.h"
 #include "worker/outsink.h"
+#include "worker/stackdepth.h"
 #include "core/coverage.h"
 #include "core/msg.h"
 #include "worker/proto.h"
@@ -1096,6 +1097,7 @@ static int worker_prepare(Worker *w)
         if (w->args.value_profile)
                 cmplog_value_profile_enable();
         cmplog_eq_enable();
+        stackdepth_enable();
         if (w->coverage->counters == 0)
                 w->coverage->counters = coverage_counters();
         return 0;
