@@ -432,6 +432,13 @@ static int history_trial(void *ctx, const size_t *idx, size_t n)
                 r = c.is_crash && strcmp(c.kind, t->j->c.kind) == 0;
         }
         cJSON_Delete(ev);
+        if (r < 0 && r != -E2BIG && r != -ENOMEM) {
+                /* The worker is gone or confused: the next job starts a
+                 * new one (helper_start_verifier); this shrink stops. */
+                wproc_free(t->hp->verifier);
+                t->hp->verifier = NULL;
+                t->j->hist_note = "the verification worker failed during the shrink";
+        }
         return r;
 }
 
@@ -604,7 +611,10 @@ static void report_add_shrink(const Job *j, cJSON *st)
         }
         cJSON_AddNumberToObject(m, "trials", (double)j->hist_stats.trials);
         cJSON_AddNumberToObject(m, "ms", (double)j->hist_stats.ms);
-        cJSON_AddStringToObject(m, "stopped", minimize_stop_str(j->hist_stats.stopped));
+        cJSON_AddStringToObject(m, "stopped",
+                                j->hist_note ? "error" : minimize_stop_str(j->hist_stats.stopped));
+        if (j->hist_note)
+                cJSON_AddStringToObject(m, "note", j->hist_note);
 }
 
 /* A state-dependent crash: the report says which history crashes, and
