@@ -480,7 +480,9 @@ static void job_shrink_history(Helper *hp, Job *j)
                          packed, hp->layout.area_len);
                 j->hist_note = j->hist_why;
         } else if (history_trial(&t, j->hist_keep, j->hist_n) != 1) {
-                j->hist_note = "run as a list of inputs, the history did not crash the same way";
+                if (!j->hist_note)
+                        j->hist_note =
+                            "run as a list of inputs, the history did not crash the same way";
         } else {
                 MinimizeBudget b = {.max_trials = HELPER_HISTMIN_TRIALS,
                                     .max_ms = hp->cfg->minimize_ms};

@@ -240,12 +240,26 @@ Test(deaths, an_input_run_twice_for_leaks_is_part_of_the_history, .timeout = 300
         char *id = sf_only_crash(out);
         cJSON *j = crash_json(out, id);
         cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "kind")), "abort");
-        cr_expect_not_null(cJSON_GetObjectItem(j, "state_dependent"), "the second G alone is fine");
+        const cJSON *st = cJSON_GetObjectItem(j, "state_dependent");
+        cr_expect_not_null(st, "the second G alone is fine");
+        /* The three executions the crash needs: the first seed, its run
+         * again, the second seed; none can go. */
+        const cJSON *seq = cJSON_GetObjectItem(st, "sequence");
+        cr_assert_eq(cJSON_GetArraySize(seq), 3, "three 'G' executions");
+        const cJSON *second = cJSON_GetArrayItem(seq, 1);
+        cr_expect_eq(cJSON_GetArrayItem(second, 0)->valuedouble, 1, "iteration 1");
+        cr_expect_eq(cJSON_GetArrayItem(second, 1)->valuedouble, 1, "run again");
         cJSON_Delete(j);
-        snprintf(path, sizeof(path), "%s/crashes/%s/sequence/00000001-again", out, id);
         size_t len;
-        uint8_t *again = sf_read(path, &len);
-        cr_expect(again && len == 2 && again[0] == 'G', "the first seed is there twice");
+        snprintf(path, sizeof(path), "%s/crashes/%s/sequence/00000001", out, id);
+        uint8_t *first = sf_read(path, &len);
+        snprintf(path, sizeof(path), "%s/crashes/%s/sequence/00000002", out, id);
+        size_t again_len;
+        uint8_t *again = sf_read(path, &again_len);
+        cr_expect(first && again && len == 2 && again_len == 2 && memcmp(first, again, 2) == 0 &&
+                      again[0] == 'G',
+                  "the first seed is there twice");
+        free(first);
         free(again);
         const char *rargs[] = {"reproduce", id, "--out", out, NULL};
         sf_run(&r, 60, rargs);
