@@ -280,6 +280,12 @@ int reproduce_run(const ReproduceConfig *cfg)
                 code = load_sequence(cfg, wc.max_len, &seq);
                 if (code < 0)
                         goto out;
+                /* A list longer than the runner's room for inputs runs in a
+                 * worker with room for it (the recovery helper shrank it
+                 * in one too); only the record's own replay needs the
+                 * crash's max_len, which inputs are mutated within. */
+                if (seq.len > hl.area_len && seq.len <= RECORD_MAX_LEN_LIMIT)
+                        wc.max_len = seq.len;
         }
         r = wproc_spawn(&w, &wc, err, sizeof(err));
         if (r < 0) {

@@ -142,15 +142,13 @@ typedef struct Helper {
 /* helper_rebuild's outcome when there is no input. */
 #define HELPER_NOT_REBUILT 1
 
-/* Starts the verification worker if it is not running. */
-static int helper_start_verifier(Helper *hp)
+/* A worker of the run's target under the run's limits and sandbox, whose
+ * inputs (and a list of them) may be @max_len long. */
+static void helper_wproc_config(const Helper *hp, size_t max_len, WprocConfig *ret)
 {
-        char err[512];
-        if (hp->verifier)
-                return 0;
-        WprocConfig wc = {
+        *ret = (WprocConfig){
             .target = hp->cfg->target,
-            .max_len = hp->cfg->max_len,
+            .max_len = max_len,
             .timeout_ms = hp->cfg->timeout_ms,
             .rss_limit_mb = hp->cfg->rss_limit_mb,
             .malloc_limit_mb = hp->cfg->malloc_limit_mb,
@@ -159,6 +157,16 @@ static int helper_start_verifier(Helper *hp)
             .cov_fd = -1,
             .detect_leaks = hp->cfg->detect_leaks,
         };
+}
+
+/* Starts the verification worker if it is not running. */
+static int helper_start_verifier(Helper *hp)
+{
+        char err[512];
+        if (hp->verifier)
+                return 0;
+        WprocConfig wc;
+        helper_wproc_config(hp, hp->cfg->max_len, &wc);
         int r = wproc_spawn(&hp->verifier, &wc, err, sizeof(err));
         if (r < 0)
                 log_warn("recovery: cannot start the verification worker: %s", err);
@@ -384,6 +392,7 @@ typedef struct Job {
         bool hist_shrunk;
         const char *hist_note;
         char hist_why[160];
+        size_t hist_bytes;  /* the whole history as a list of inputs */
         const cJSON *death; /* the stack the report shows */
         bool is_new;
         char why[768];         /* why the job is lost */
@@ -417,15 +426,16 @@ static int job_rebuild(Helper *hp, Job *j)
 typedef struct HistTrial {
         Helper *hp;
         Job *j;
+        Wproc **w; /* the verification worker, or one whose list holds the history */
 } HistTrial;
 
 static int history_trial(void *ctx, const size_t *idx, size_t n)
 {
         HistTrial *t = ctx;
         cJSON *ev = NULL;
-        if (!t->hp->verifier)
+        if (!*t->w)
                 return -EIO;
-        int r = histseq_run(t->hp->verifier, &t->j->hist, idx, n, &ev);
+        int r = histseq_run(*t->w, &t->j->hist, idx, n, &ev);
         if (r == 0 && proto_is(ev, PROTO_DIED) && (uint64_t)msg_int(ev, "count", 0) == n) {
                 Classification c;
                 classify_death(ev, &c);
@@ -435,10 +445,34 @@ static int history_trial(void *ctx, const size_t *idx, size_t n)
         if (r < 0 && r != -E2BIG && r != -ENOMEM) {
                 /* The worker is gone or confused: the next job starts a
                  * new one (helper_start_verifier); this shrink stops. */
-                wproc_free(t->hp->verifier);
-                t->hp->verifier = NULL;
+                wproc_free(*t->w);
+                *t->w = NULL;
                 t->j->hist_note = "the verification worker failed during the shrink";
         }
+        return r;
+}
+
+/* A history longer, as a list, than the verification worker's runners
+ * hold runs in a worker of its own whose inputs may be that long (up to
+ * RECORD_MAX_LEN_LIMIT): the same target, limits and sandbox; only the
+ * room for inputs differs, and no input is longer than it was. 0, or a
+ * negative errno with Job.hist_why saying why. */
+static int history_big_worker(Helper *hp, Job *j, size_t packed, Wproc **ret)
+{
+        char err[512];
+        WprocConfig wc;
+        if (packed > RECORD_MAX_LEN_LIMIT) {
+                snprintf(j->hist_why, sizeof(j->hist_why),
+                         "the history takes %zu bytes as a list of inputs, more than a runner's "
+                         "list holds (%u)",
+                         packed, RECORD_MAX_LEN_LIMIT);
+                return -E2BIG;
+        }
+        helper_wproc_config(hp, packed, &wc);
+        int r = wproc_spawn(ret, &wc, err, sizeof(err));
+        if (r < 0)
+                snprintf(j->hist_why, sizeof(j->hist_why),
+                         "no worker for a %zu-byte list of inputs: %.100s", packed, err);
         return r;
 }
 
@@ -469,34 +503,37 @@ static void job_shrink_history(Helper *hp, Job *j)
         for (size_t i = 0; i < j->hist.n; i++)
                 j->hist_keep[i] = i;
         j->hist_n = j->hist.n;
-        HistTrial t = {.hp = hp, .j = j};
-        size_t packed = histseq_packed_len(&j->hist, j->hist_keep, j->hist_n);
         if (hp->cfg->minimize_ms == 0) {
                 j->hist_note = "minimization is off (--minimize-time 0)";
-        } else if (packed > hp->layout.area_len) {
-                snprintf(j->hist_why, sizeof(j->hist_why),
-                         "the history takes %zu bytes as a list of inputs, more than the %zu a "
-                         "runner's list holds",
-                         packed, hp->layout.area_len);
-                j->hist_note = j->hist_why;
-        } else if (history_trial(&t, j->hist_keep, j->hist_n) != 1) {
+                return;
+        }
+        Wproc *big = NULL;
+        HistTrial t = {.hp = hp, .j = j, .w = &hp->verifier};
+        size_t packed = histseq_packed_len(&j->hist, j->hist_keep, j->hist_n);
+        j->hist_bytes = packed;
+        if (packed > hp->layout.area_len) {
+                if (history_big_worker(hp, j, packed, &big) < 0) {
+                        j->hist_note = j->hist_why;
+                        return;
+                }
+                t.w = &big;
+        }
+        if (history_trial(&t, j->hist_keep, j->hist_n) != 1) {
                 if (!j->hist_note)
                         j->hist_note =
                             "run as a list of inputs, the history did not crash the same way";
-        } else {
-                MinimizeBudget b = {.max_trials = HELPER_HISTMIN_TRIALS,
-                                    .max_ms = hp->cfg->minimize_ms};
-                size_t *keep, n;
-                if (histmin_shrink(j->hist.n, history_trial, &t, &b, &keep, &n, &j->hist_stats) ==
-                    0) {
-                        for (size_t i = 0; i < n; i++)
-                                keep[i] = j->hist_keep[keep[i]];
-                        free(j->hist_keep);
-                        j->hist_keep = keep;
-                        j->hist_n = n;
-                        j->hist_shrunk = true;
-                }
+                wproc_free(big);
+                return;
         }
+        MinimizeBudget b = {.max_trials = HELPER_HISTMIN_TRIALS, .max_ms = hp->cfg->minimize_ms};
+        size_t *keep, n;
+        if (histmin_shrink(j->hist.n, history_trial, &t, &b, &keep, &n, &j->hist_stats) == 0) {
+                free(j->hist_keep);
+                j->hist_keep = keep;
+                j->hist_n = n;
+                j->hist_shrunk = true;
+        }
+        wproc_free(big);
 }
 
 /*
@@ -607,6 +644,10 @@ static void report_add_shrink(const Job *j, cJSON *st)
                 return;
         cJSON_AddNumberToObject(m, "from_len", (double)j->hist.n);
         cJSON_AddNumberToObject(m, "to_len", (double)j->hist_n);
+        /* The whole history as one runner's list of inputs (a list longer
+         * than --max-len, or 64 KiB, ran in a worker with room for it). */
+        if (j->hist_bytes)
+                cJSON_AddNumberToObject(m, "list_bytes", (double)j->hist_bytes);
         if (!j->hist_shrunk) {
                 cJSON_AddStringToObject(m, "skipped", j->hist_note ? j->hist_note : "not run");
                 return;
