@@ -398,14 +398,28 @@ Test(deaths, state_dependent_crash_is_stored_as_the_shortest_suffix, .timeout = 
  * and the last. The stored sequence/ is that short, and a plain loader
  * that knows nothing of snapfuzz crashes with its files run in order in
  * one process, and not with the last one alone. */
-Test(deaths, a_table_overflow_is_stored_as_a_short_sequence_a_plain_loader_replays, .timeout = 400)
+/* Runs deaths_table and checks its crash (see the tests below); @long_seed
+ * makes every input about 100 bytes, so that the history, as a list of
+ * inputs, is longer than a runner of --max-len 128 holds (64 KiB). */
+static void expect_table_sequence(bool long_seed)
 {
         char *dir = sf_tmpdir();
-        char out[512], path[800];
+        char out[512], path[800], seeds[512];
         snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(seeds, sizeof(seeds), "%s/seeds", dir);
+        cr_assert_eq(mkdir(seeds, 0755), 0);
+        snprintf(path, sizeof(path), "%s/1", seeds);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fprintf(f, "Qa%s",
+                long_seed ? "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                          : "");
+        fclose(f);
         SfRun r;
         const char *args[] = {"run",
                               sf_target("deaths_table"),
+                              seeds,
                               "--out",
                               out,
                               "--workers",
@@ -415,7 +429,7 @@ Test(deaths, a_table_overflow_is_stored_as_a_short_sequence_a_plain_loader_repla
                               "--runner-lifetime-ms",
                               "0",
                               "--max-len",
-                              "8",
+                              long_seed ? "128" : "8",
                               "--minimize-time",
                               "120",
                               NULL};
@@ -436,6 +450,10 @@ Test(deaths, a_table_overflow_is_stored_as_a_short_sequence_a_plain_loader_repla
         cr_expect_geq(from, n_seq);
         const cJSON *st = cJSON_GetObjectItem(j, "state_dependent");
         cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(st, "sequence_files")));
+        double bytes = cJSON_GetNumberValue(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(st, "minimize"), "list_bytes"));
+        if (long_seed)
+                cr_expect_gt(bytes, 65536, "the history needed a worker with room for it");
 
         char *paths[80];
         int n = n_seq < 80 ? n_seq : 80;
@@ -460,6 +478,16 @@ Test(deaths, a_table_overflow_is_stored_as_a_short_sequence_a_plain_loader_repla
         cr_expect(strstr(r.out, "REPRODUCED: abort"), "%s", r.out);
         sf_run_free(&r);
         cJSON_Delete(j);
+}
+
+Test(deaths, a_table_overflow_is_stored_as_a_short_sequence_a_plain_loader_replays, .timeout = 400)
+{
+        expect_table_sequence(false);
+}
+
+Test(deaths, a_table_history_longer_than_a_runner_holds_is_shrunk_too, .timeout = 400)
+{
+        expect_table_sequence(true);
 }
 
 Test(deaths, one_huge_allocation_is_kind_oom_by_the_malloc_limit, .timeout = 300)
