@@ -399,8 +399,8 @@ Test(deaths, state_dependent_crash_is_stored_as_the_shortest_suffix, .timeout = 
  * that knows nothing of snapfuzz crashes with its files run in order in
  * one process, and not with the last one alone. */
 /* Runs deaths_table and checks its crash (see the tests below); @long_seed
- * makes every input about 100 bytes, so that the history, as a list of
- * inputs, is longer than a runner of --max-len 128 holds (64 KiB). */
+ * makes inputs about 1.5 KiB, so that the history, as a list of inputs, is
+ * longer than a runner of --max-len 2048 holds (64 KiB). */
 static void expect_table_sequence(bool long_seed)
 {
         char *dir = sf_tmpdir();
@@ -411,10 +411,10 @@ static void expect_table_sequence(bool long_seed)
         snprintf(path, sizeof(path), "%s/1", seeds);
         FILE *f = fopen(path, "w");
         cr_assert_not_null(f);
-        fprintf(f, "Qa%s",
-                long_seed ? "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
-                            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
-                          : "");
+        /* 64 executions at least (63 keys and the last), each over 1 KiB. */
+        fprintf(f, "Qa");
+        for (int i = 0; long_seed && i < 1500; i++)
+                fputc('x', f);
         fclose(f);
         SfRun r;
         const char *args[] = {"run",
@@ -429,7 +429,7 @@ static void expect_table_sequence(bool long_seed)
                               "--runner-lifetime-ms",
                               "0",
                               "--max-len",
-                              long_seed ? "128" : "8",
+                              long_seed ? "2048" : "8",
                               "--minimize-time",
                               "120",
                               NULL};
@@ -453,7 +453,8 @@ static void expect_table_sequence(bool long_seed)
         double bytes = cJSON_GetNumberValue(
             cJSON_GetObjectItem(cJSON_GetObjectItem(st, "minimize"), "list_bytes"));
         if (long_seed)
-                cr_expect_gt(bytes, 65536, "the history needed a worker with room for it");
+                cr_expect_gt(bytes, 65536, "the history needed a worker with room for it (%.0f)",
+                             bytes);
 
         char *paths[80];
         int n = n_seq < 80 ? n_seq : 80;
