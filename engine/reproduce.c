@@ -7,6 +7,7 @@
  * through core/termsafe.h.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,92 @@ static void print_stack(cJSON *death)
         }
         if (i == 0)
                 printf("  (no stack: the runner had no chance to unwind)\n");
+}
+
+/* A state-dependent crash's sequence/ files, in the order of their names,
+ * packed as a seed list (record_seed_at's format) for one runner. */
+typedef struct Sequence {
+        uint8_t *pack;
+        size_t len;
+        uint64_t n;
+} Sequence;
+
+static int skip_dots(const struct dirent *d)
+{
+        return d->d_name[0] != '.';
+}
+
+/* Appends @data to @s's list. 0 or -ENOMEM. */
+static int sequence_put(Sequence *s, const uint8_t *data, size_t len)
+{
+        uint8_t *p = realloc(s->pack, s->len + 4 + len);
+        if (!p)
+                return -ENOMEM;
+        s->pack = p;
+        p += s->len;
+        p[0] = (uint8_t)len;
+        p[1] = (uint8_t)(len >> 8);
+        p[2] = (uint8_t)(len >> 16);
+        p[3] = (uint8_t)(len >> 24);
+        memcpy(p + 4, data, len);
+        s->len += 4 + len;
+        s->n++;
+        return 0;
+}
+
+/* Reads OUT/crashes/<id>/sequence/ into @ret: 0, 1 when there is none (the
+ * record is what replays), or -EBADMSG after a line (a file that cannot be
+ * read or is longer than @max_len), -ENOMEM. */
+static int load_sequence(const ReproduceConfig *cfg, size_t max_len, Sequence *ret)
+{
+        char dir[4096], path[4400];
+        struct dirent **names = NULL;
+        snprintf(dir, sizeof(dir), "%s/crashes/%s/sequence", cfg->out_dir, cfg->id);
+        int n = scandir(dir, &names, skip_dots, alphasort);
+        if (n <= 0) {
+                free(names);
+                return 1;
+        }
+        int r = 0;
+        for (int i = 0; i < n; i++) {
+                uint8_t *data = NULL;
+                size_t len = 0;
+                snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+                if (r == 0 && fs_read_file(AT_FDCWD, path, max_len, &data, &len) < 0) {
+                        char shown[TERMSAFE_BUF];
+                        log_error("%s cannot be read, or is longer than the crash's max_len "
+                                  "(%zu); the crash record is corrupt",
+                                  termsafe_str(shown, sizeof(shown), path, 512), max_len);
+                        r = -EBADMSG;
+                }
+                if (r == 0)
+                        r = sequence_put(ret, data, len);
+                free(data);
+                free(names[i]);
+        }
+        free(names);
+        return r;
+}
+
+/* Runs @seq, in order, in one runner of @w: the stored executions of a
+ * state-dependent crash. 0, 1 when the list does not fit the runner's
+ * (the record replays then), or wproc_run_batch's error. */
+static int run_sequence(Wproc *w, const Sequence *seq, cJSON **ret)
+{
+        if (seq->len > wproc_layout(w)->area_len)
+                return 1;
+        WprocBatch b = {
+            .batch_id = 1,
+            .mode = RECORD_MODE_SEEDS,
+            .iters = seq->n,
+            .chain_len = 1,
+            .base = seq->pack,
+            .base_len = seq->len,
+            .replay = 1,
+        };
+        printf("state-dependent: replaying %llu inputs (sequence/, in order) in one runner\n",
+               (unsigned long long)seq->n);
+        return wproc_run_batch(w, &b, ret);
 }
 
 /* A state-dependent crash is replayed from its stored record: the same
@@ -173,6 +260,7 @@ int reproduce_run(const ReproduceConfig *cfg)
         char err[1024];
         Wproc *w = NULL;
         uint8_t *history = NULL;
+        Sequence seq = {0};
         RecordLayout hl;
         WprocConfig wc;
         int code;
@@ -189,6 +277,15 @@ int reproduce_run(const ReproduceConfig *cfg)
                 if (code)
                         goto out;
                 wc.max_len = hl.max_len;
+                code = load_sequence(cfg, wc.max_len, &seq);
+                if (code < 0)
+                        goto out;
+                /* A list longer than the runner's room for inputs runs in a
+                 * worker with room for it (the recovery helper shrank it
+                 * in one too); only the record's own replay needs the
+                 * crash's max_len, which inputs are mutated within. */
+                if (seq.len > hl.area_len && seq.len <= RECORD_MAX_LEN_LIMIT)
+                        wc.max_len = seq.len;
         }
         r = wproc_spawn(&w, &wc, err, sizeof(err));
         if (r < 0) {
@@ -198,7 +295,12 @@ int reproduce_run(const ReproduceConfig *cfg)
                 code = r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ? -ENOEXEC : r;
                 goto out;
         }
-        if (history) {
+        /* A state-dependent crash: its sequence/ files, or the record when
+         * there are none or they do not fit a runner's list. */
+        r = seq.n ? run_sequence(w, &seq, &result) : 1;
+        if (r != 1) {
+                /* The sequence ran, or the worker failed. */
+        } else if (history) {
                 WprocBatch b;
                 printf("state-dependent: replaying %llu inputs (iterations %llu..%llu of the "
                        "batch) in one runner\n",
@@ -220,6 +322,7 @@ int reproduce_run(const ReproduceConfig *cfg)
         print_header(cfg, &conf);
         code = print_verdict(&conf, result);
 out:
+        free(seq.pack);
         free(history);
         wproc_free(w);
         cJSON_Delete(result);

@@ -24,6 +24,7 @@
 #include "worker/wproc.h"
 #include "worker/proto.h"
 #include "recovery/classify.h"
+#include "recovery/histmin.h"
 #include "recovery/minimize.h"
 #include "recovery/recovery.h"
 #include "recovery/replay.h"
@@ -141,23 +142,26 @@ typedef struct Helper {
 /* helper_rebuild's outcome when there is no input. */
 #define HELPER_NOT_REBUILT 1
 
-/* Starts the verification worker if it is not running. */
-static int helper_start_verifier(Helper *hp)
+/* A worker of the run's target under the run's limits and sandbox, whose
+ * inputs (and a list of them) may be @max_len long. @log (@logcap bytes)
+ * holds the output log's path for as long as @ret is used. */
+static void helper_wproc_config(const Helper *hp, size_t max_len, char *log, size_t logcap,
+                                WprocConfig *ret)
 {
-        char err[512], log[4200];
-        if (hp->verifier)
-                return 0;
-        const char *mode = hp->cfg->target_output; /* NULL: shown, as before */
+        /* The target's output: logged to OUT/logs/recovery.log (or
+         * dropped with --target-output discard), never shown. NULL mode:
+         * shown, as before (a helper with no run configuration). */
+        const char *mode = hp->cfg->target_output;
         if (mode && strcmp(mode, "discard") != 0) {
                 mode = "log";
-                snprintf(log, sizeof(log), "%s/logs/recovery.log", hp->cfg->out_dir);
+                snprintf(log, logcap, "%s/logs/recovery.log", hp->cfg->out_dir);
         }
-        WprocConfig wc = {
+        *ret = (WprocConfig){
             .target_output = mode,
             .output_log = mode && strcmp(mode, "log") == 0 ? log : NULL,
             .close_fd_mask = hp->cfg->close_fd_mask,
             .target = hp->cfg->target,
-            .max_len = hp->cfg->max_len,
+            .max_len = max_len,
             .timeout_ms = hp->cfg->timeout_ms,
             .rss_limit_mb = hp->cfg->rss_limit_mb,
             .malloc_limit_mb = hp->cfg->malloc_limit_mb,
@@ -166,6 +170,17 @@ static int helper_start_verifier(Helper *hp)
             .cov_fd = -1,
             .detect_leaks = hp->cfg->detect_leaks,
         };
+}
+
+/* Starts the verification worker if it is not running. */
+static int helper_start_verifier(Helper *hp)
+{
+        char err[512];
+        if (hp->verifier)
+                return 0;
+        WprocConfig wc;
+        char log[4200];
+        helper_wproc_config(hp, hp->cfg->max_len, log, sizeof(log), &wc);
         int r = wproc_spawn(&hp->verifier, &wc, err, sizeof(err));
         if (r < 0)
                 log_warn("recovery: cannot start the verification worker: %s", err);
@@ -192,7 +207,8 @@ static int helper_verify(Helper *hp, const uint8_t *data, size_t len, bool leak,
 
 #define HELPER_HISTORY_PROBES 24
 #define HELPER_HISTORY_BUDGET_MS 30000
-#define HELPER_SEQUENCE_FILES 4096
+/* Trials a history's shrink may take (its time is --minimize-time). */
+#define HELPER_HISTMIN_TRIALS 4096
 
 /* Re-runs iterations @first..count of the dead runner's batch in a fresh
  * runner. Returns true when it dies the same way at the same iteration. */
@@ -268,57 +284,18 @@ static uint64_t helper_find_history(Helper *hp, const void *job, const Classific
         return lo;
 }
 
+/* A state-dependent crash's sequence/ files: the executions kept, in
+ * order, "sequence/00000001" onwards. Points into Job.hist. */
 typedef struct SequenceFiles {
         CrashFile *files;
         char (*names)[32];
-        uint8_t **data;
         size_t n;
-        const RecordHeader *job; /* its reruns: inputs the runner ran twice */
 } SequenceFiles;
-
-static int sequence_add(SequenceFiles *s, const char *name, const uint8_t *data, size_t len)
-{
-        uint8_t *copy = malloc(len ? len : 1);
-        if (!copy)
-                return 1;
-        memcpy(copy, data, len);
-        snprintf(s->names[s->n], sizeof(s->names[0]), "%s", name);
-        s->data[s->n] = copy;
-        s->files[s->n] = (CrashFile){.name = s->names[s->n], .data = copy, .len = len};
-        s->n++;
-        return 0;
-}
-
-/* One file per execution, in order; an iteration the runner ran again is
- * there again ("-again", "-again2" sort right after it). */
-static int sequence_collect(void *ctx, uint64_t k, const uint8_t *data, size_t len)
-{
-        SequenceFiles *s = ctx;
-        char name[40];
-        snprintf(name, sizeof(name), "sequence/%08llu", (unsigned long long)k);
-        if (sequence_add(s, name, data, len))
-                return 1;
-        unsigned again = reruns_of(s->job, k);
-        for (unsigned i = 1; i <= again; i++) {
-                if (i == 1)
-                        snprintf(name, sizeof(name), "sequence/%08llu-again",
-                                 (unsigned long long)k);
-                else
-                        snprintf(name, sizeof(name), "sequence/%08llu-again%u",
-                                 (unsigned long long)k, i);
-                if (sequence_add(s, name, data, len))
-                        return 1;
-        }
-        return 0;
-}
 
 static void sequence_free(SequenceFiles *s)
 {
-        for (size_t i = 0; i < s->n; i++)
-                free(s->data[i]);
         free(s->files);
         free(s->names);
-        free(s->data);
 }
 
 /* Rebuilds the input the dead runner was running into hp->buf. A batch
@@ -419,6 +396,17 @@ typedef struct Job {
          * it took to find it. */
         uint64_t history_first;
         unsigned history_probes;
+        /* Its executions (hist) and the subsequence of them that still
+         * crashes (hist_keep, hist_n; all of them when not shrunk, and then
+         * hist_note says why). */
+        HistSeq hist;
+        size_t *hist_keep;
+        size_t hist_n;
+        HistminStats hist_stats;
+        bool hist_shrunk;
+        const char *hist_note;
+        char hist_why[160];
+        size_t hist_bytes;  /* the whole history as a list of inputs */
         const cJSON *death; /* the stack the report shows */
         bool is_new;
         char why[768];         /* why the job is lost */
@@ -444,6 +432,123 @@ static int job_rebuild(Helper *hp, Job *j)
          * during start-up). */
         j->no_input = p == RECORD_NO_INPUT;
         return JOB_LOST;
+}
+
+/* A trial of a history's shrink: executions @idx[0..n) of the job's
+ * history, in order, in one fresh runner; 1 when the last one dies the
+ * way the job's crash did. */
+typedef struct HistTrial {
+        Helper *hp;
+        Job *j;
+        Wproc **w; /* the verification worker, or one whose list holds the history */
+} HistTrial;
+
+static int history_trial(void *ctx, const size_t *idx, size_t n)
+{
+        HistTrial *t = ctx;
+        cJSON *ev = NULL;
+        if (!*t->w)
+                return -EIO;
+        int r = histseq_run(*t->w, &t->j->hist, idx, n, &ev);
+        if (r == 0 && proto_is(ev, PROTO_DIED) && (uint64_t)msg_int(ev, "count", 0) == n) {
+                Classification c;
+                classify_death(ev, &c);
+                r = c.is_crash && strcmp(c.kind, t->j->c.kind) == 0;
+        }
+        cJSON_Delete(ev);
+        if (r < 0 && r != -E2BIG && r != -ENOMEM) {
+                /* The worker is gone or confused: the next job starts a
+                 * new one (helper_start_verifier); this shrink stops. */
+                wproc_free(*t->w);
+                *t->w = NULL;
+                t->j->hist_note = "the verification worker failed during the shrink";
+        }
+        return r;
+}
+
+/* A history longer, as a list, than the verification worker's runners
+ * hold runs in a worker of its own whose inputs may be that long (up to
+ * RECORD_MAX_LEN_LIMIT): the same target, limits and sandbox; only the
+ * room for inputs differs, and no input is longer than it was. 0, or a
+ * negative errno with Job.hist_why saying why. */
+static int history_big_worker(Helper *hp, Job *j, size_t packed, Wproc **ret)
+{
+        char err[512];
+        WprocConfig wc;
+        if (packed > RECORD_MAX_LEN_LIMIT) {
+                snprintf(j->hist_why, sizeof(j->hist_why),
+                         "the history takes %zu bytes as a list of inputs, more than a runner's "
+                         "list holds (%u)",
+                         packed, RECORD_MAX_LEN_LIMIT);
+                return -E2BIG;
+        }
+        char log[4200];
+        helper_wproc_config(hp, packed, log, sizeof(log), &wc);
+        int r = wproc_spawn(ret, &wc, err, sizeof(err));
+        if (r < 0)
+                snprintf(j->hist_why, sizeof(j->hist_why),
+                         "no worker for a %zu-byte list of inputs: %.100s", packed, err);
+        return r;
+}
+
+/* Shrinks the history of a state-dependent crash (iterations
+ * history_first..count, their runs again included) to a subsequence that
+ * still crashes the same way, for --minimize-time at most (the shortest
+ * list found when it runs out). Without a shrink the list is all of it,
+ * and hist_note says why. */
+static void job_shrink_history(Helper *hp, Job *j)
+{
+        const RecordHeader *h = j->h;
+        if (h->flags & RECORD_F_CUSTOM) {
+                j->hist_note = "a custom mutator's inputs are rebuilt only in a runner: the "
+                               "record replays them";
+                return;
+        }
+        if (histseq_collect(j->record, &hp->layout, j->history_first, h->count, &j->hist) < 0) {
+                j->hist_note = "its inputs could not be rebuilt from the record";
+                histseq_deinit(&j->hist);
+                return;
+        }
+        j->hist_keep = malloc(j->hist.n * sizeof(size_t));
+        if (!j->hist_keep) {
+                histseq_deinit(&j->hist);
+                j->hist_note = "out of memory";
+                return;
+        }
+        for (size_t i = 0; i < j->hist.n; i++)
+                j->hist_keep[i] = i;
+        j->hist_n = j->hist.n;
+        if (hp->cfg->minimize_ms == 0) {
+                j->hist_note = "minimization is off (--minimize-time 0)";
+                return;
+        }
+        Wproc *big = NULL;
+        HistTrial t = {.hp = hp, .j = j, .w = &hp->verifier};
+        size_t packed = histseq_packed_len(&j->hist, j->hist_keep, j->hist_n);
+        j->hist_bytes = packed;
+        if (packed > hp->layout.area_len) {
+                if (history_big_worker(hp, j, packed, &big) < 0) {
+                        j->hist_note = j->hist_why;
+                        return;
+                }
+                t.w = &big;
+        }
+        if (history_trial(&t, j->hist_keep, j->hist_n) != 1) {
+                if (!j->hist_note)
+                        j->hist_note =
+                            "run as a list of inputs, the history did not crash the same way";
+                wproc_free(big);
+                return;
+        }
+        MinimizeBudget b = {.max_trials = HELPER_HISTMIN_TRIALS, .max_ms = hp->cfg->minimize_ms};
+        size_t *keep, n;
+        if (histmin_shrink(j->hist.n, history_trial, &t, &b, &keep, &n, &j->hist_stats) == 0) {
+                free(j->hist_keep);
+                j->hist_keep = keep;
+                j->hist_n = n;
+                j->hist_shrunk = true;
+        }
+        wproc_free(big);
 }
 
 /*
@@ -478,6 +583,7 @@ static int job_verify(Helper *hp, Job *j)
                 if (j->history_first) {
                         j->reproduced = true;
                         classify_death(j->verify, &j->vc);
+                        job_shrink_history(hp, j);
                 }
         }
         j->verified = clock_now_ms();
@@ -545,9 +651,34 @@ static void report_add_death(Helper *hp, const Job *j, cJSON *report)
         cJSON_AddItemToObject(report, "record", record_json(j->record, &hp->layout));
 }
 
+/* How the shrink of a history went, for the report. */
+static void report_add_shrink(const Job *j, cJSON *st)
+{
+        cJSON *m = cJSON_AddObjectToObject(st, "minimize");
+        if (!m)
+                return;
+        cJSON_AddNumberToObject(m, "from_len", (double)j->hist.n);
+        cJSON_AddNumberToObject(m, "to_len", (double)j->hist_n);
+        /* The whole history as one runner's list of inputs (a list longer
+         * than --max-len, or 64 KiB, ran in a worker with room for it). */
+        if (j->hist_bytes)
+                cJSON_AddNumberToObject(m, "list_bytes", (double)j->hist_bytes);
+        if (!j->hist_shrunk) {
+                cJSON_AddStringToObject(m, "skipped", j->hist_note ? j->hist_note : "not run");
+                return;
+        }
+        cJSON_AddNumberToObject(m, "trials", (double)j->hist_stats.trials);
+        cJSON_AddNumberToObject(m, "ms", (double)j->hist_stats.ms);
+        cJSON_AddStringToObject(m, "stopped",
+                                j->hist_note ? "error" : minimize_stop_str(j->hist_stats.stopped));
+        if (j->hist_note)
+                cJSON_AddStringToObject(m, "note", j->hist_note);
+}
+
 /* A state-dependent crash: the report says which history crashes, and
- * @seq gets the files that replay it (the record, and the inputs
- * themselves when there are not too many). 0 or -ENOMEM. */
+ * @seq gets the files that replay it: the record, and the executions kept
+ * (the shrunk subsequence, or the whole suffix), one file each, in order.
+ * 0 or -ENOMEM. */
 static int report_add_history(Helper *hp, const Job *j, cJSON *report, SequenceFiles *seq)
 {
         const RecordHeader *h = j->h;
@@ -567,28 +698,53 @@ static int report_add_history(Helper *hp, const Job *j, cJSON *report, SequenceF
                                 "the last input alone does not crash; the inputs of "
                                 "iterations first..last, run in order in one runner, do "
                                 "(those in record.reruns run again right after "
-                                "themselves). 'record' replays them; sequence/ holds "
-                                "them as files.");
-        /* A custom mutator's inputs are rebuilt only in a runner: the record
-         * (which replays them there) is what is kept. */
-        size_t cap = n <= HELPER_SEQUENCE_FILES && !(h->flags & RECORD_F_CUSTOM) ? (size_t)n : 0;
-        seq->job = h;
-        seq->files = calloc(cap + RECORD_MAX_RERUNS + 1, sizeof(CrashFile));
-        seq->names = calloc(cap + RECORD_MAX_RERUNS + 1, sizeof(seq->names[0]));
-        seq->data = calloc(cap + RECORD_MAX_RERUNS + 1, sizeof(uint8_t *));
-        uint8_t *tmp = malloc(hp->layout.max_len);
-        int r = -ENOMEM;
-        if (seq->files && seq->names && seq->data && tmp) {
-                if (cap)
-                        replay_range(j->record, &hp->layout, j->history_first, h->count,
-                                     sequence_collect, seq, tmp);
-                seq->files[seq->n] =
-                    (CrashFile){.name = "record", .data = j->record, .len = hp->layout.record_size};
-                r = 0;
+                                "themselves): 'record' replays them. sequence/ holds the "
+                                "executions the crash needs (a subsequence of those), one "
+                                "file each: run them in order in one process.");
+        report_add_shrink(j, st);
+        seq->files = calloc(j->hist_n + 1, sizeof(CrashFile));
+        seq->names = calloc(j->hist_n + 1, sizeof(seq->names[0]));
+        if (!seq->files || !seq->names)
+                return -ENOMEM;
+        cJSON *list = cJSON_AddArrayToObject(st, "sequence");
+        for (size_t i = 0; i < j->hist_n; i++) {
+                size_t e = j->hist_keep[i];
+                snprintf(seq->names[i], sizeof(seq->names[0]), "sequence/%08zu", i + 1);
+                seq->files[i] = (CrashFile){
+                    .name = seq->names[i], .data = j->hist.data[e], .len = j->hist.len[e]};
+                /* Where each file came from: its iteration, and which run
+                 * of it (0 the first, 1 the run again after it, ...). */
+                cJSON *it = cJSON_CreateArray();
+                if (it && list) {
+                        cJSON_AddItemToArray(it, cJSON_CreateNumber((double)j->hist.iter[e]));
+                        cJSON_AddItemToArray(it, cJSON_CreateNumber((double)j->hist.again[e]));
+                        cJSON_AddItemToArray(list, it);
+                } else {
+                        cJSON_Delete(it);
+                }
         }
-        free(tmp);
-        cJSON_AddBoolToObject(st, "sequence_files", cap > 0);
-        return r;
+        seq->n = j->hist_n;
+        seq->files[seq->n] =
+            (CrashFile){.name = "record", .data = j->record, .len = hp->layout.record_size};
+        cJSON_AddBoolToObject(st, "sequence_files", j->hist_n > 0);
+        cJSON_AddNumberToObject(st, "sequence_length", (double)j->hist_n);
+        return 0;
+}
+
+/* Which class of crash this is: it reproduces from its input alone, it
+ * needs its history (history_len executions, from from_len: sequence/), or
+ * it did not reproduce. */
+static void report_add_reproduction(const Job *j, cJSON *report)
+{
+        cJSON *rep = cJSON_AddObjectToObject(report, "reproduction");
+        if (!rep)
+                return;
+        const char *cls = !j->reproduced ? "none" : j->history_first ? "history" : "alone";
+        cJSON_AddStringToObject(rep, "class", cls);
+        if (j->history_first) {
+                cJSON_AddNumberToObject(rep, "history_len", (double)j->hist_n);
+                cJSON_AddNumberToObject(rep, "from_len", (double)j->hist.n);
+        }
 }
 
 /* The limits and sandbox the crash happened under (`reproduce` runs under
@@ -711,6 +867,7 @@ static int job_store(Helper *hp, Job *j)
         if (!report)
                 goto out;
         report_add_death(hp, j, report);
+        report_add_reproduction(j, report);
         if (j->history_first && report_add_history(hp, j, report, &seq) == 0) {
                 files = seq.files;
                 n_files = seq.n + 1;
@@ -793,6 +950,8 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *record)
         cJSON *out = job_answer(&j, r, clock_now_ms());
         cJSON_Delete(j.verify);
         cJSON_Delete(j.owned_died);
+        histseq_deinit(&j.hist);
+        free(j.hist_keep);
         return out;
 }
 

@@ -1,12 +1,14 @@
 /*
- * plainrun: runs one input through a target once, outside snapfuzz.
+ * plainrun: runs inputs through a target, outside snapfuzz.
  *
- *     plainrun TARGET.so INPUT_FILE
+ *     plainrun TARGET.so INPUT_FILE...
  *
+ * Several inputs run in order in the one process, each once: a
+ * state-dependent crash's sequence/ files replayed without snapfuzz.
  * Tests use it as an independent witness that a stored crash input really
  * crashes the target: no fork server, no sandbox, no replay record, only
- * dlopen(), LLVMFuzzerInitialize when the target has one, and a single call
- * to LLVMFuzzerTestOneInput. The exit status is 0 when that call returns;
+ * dlopen(), LLVMFuzzerInitialize when the target has one, and one call to
+ * LLVMFuzzerTestOneInput per input. The exit status is 0 when every call returns;
  * a crashing input ends the process by the target's own signal or exit().
  * Problems of plainrun's own (usage, loading, reading) exit with
  * PLAINRUN_EXIT_ERROR and a message on stderr.

@@ -278,3 +278,26 @@ int sf_plainrun(const char *target, const char *input_path, int timeout_s)
         waitpid(pid, &status, 0);
         return status;
 }
+
+int sf_plainrun_seq(const char *target, char *const *paths, int n, int timeout_s)
+{
+        const char **argv = calloc((size_t)n + 3, sizeof(char *));
+        cr_assert_not_null(argv);
+        argv[0] = "plainrun";
+        argv[1] = target;
+        for (int i = 0; i < n; i++)
+                argv[2 + i] = paths[i];
+        pid_t pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                int devnull = open("/dev/null", O_WRONLY);
+                dup2(devnull, 2);
+                alarm((unsigned)timeout_s);
+                execv(sf_env("PLAINRUN"), (char *const *)argv);
+                _exit(127);
+        }
+        free(argv);
+        int status;
+        waitpid(pid, &status, 0);
+        return status;
+}

@@ -47,3 +47,5 @@ char *sf_crash_field(const char *out_dir, const char *id, const char *field);
 /* Runs the independent plain loader (tests/plainrun.c) on @target with the
  * input in @input_path; returns its wait status. */
 int sf_plainrun(const char *target, const char *input_path, int timeout_s);
+/* The plain loader with @n inputs, run in order in its one process. */
+int sf_plainrun_seq(const char *target, char *const *paths, int n, int timeout_s);

@@ -240,12 +240,26 @@ Test(deaths, an_input_run_twice_for_leaks_is_part_of_the_history, .timeout = 300
         char *id = sf_only_crash(out);
         cJSON *j = crash_json(out, id);
         cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "kind")), "abort");
-        cr_expect_not_null(cJSON_GetObjectItem(j, "state_dependent"), "the second G alone is fine");
+        const cJSON *st = cJSON_GetObjectItem(j, "state_dependent");
+        cr_expect_not_null(st, "the second G alone is fine");
+        /* The three executions the crash needs: the first seed, its run
+         * again, the second seed; none can go. */
+        const cJSON *seq = cJSON_GetObjectItem(st, "sequence");
+        cr_assert_eq(cJSON_GetArraySize(seq), 3, "three 'G' executions");
+        const cJSON *second = cJSON_GetArrayItem(seq, 1);
+        cr_expect_eq(cJSON_GetArrayItem(second, 0)->valuedouble, 1, "iteration 1");
+        cr_expect_eq(cJSON_GetArrayItem(second, 1)->valuedouble, 1, "run again");
         cJSON_Delete(j);
-        snprintf(path, sizeof(path), "%s/crashes/%s/sequence/00000001-again", out, id);
         size_t len;
-        uint8_t *again = sf_read(path, &len);
-        cr_expect(again && len == 2 && again[0] == 'G', "the first seed is there twice");
+        snprintf(path, sizeof(path), "%s/crashes/%s/sequence/00000001", out, id);
+        uint8_t *first = sf_read(path, &len);
+        snprintf(path, sizeof(path), "%s/crashes/%s/sequence/00000002", out, id);
+        size_t again_len;
+        uint8_t *again = sf_read(path, &again_len);
+        cr_expect(first && again && len == 2 && again_len == 2 && memcmp(first, again, 2) == 0 &&
+                      again[0] == 'G',
+                  "the first seed is there twice");
+        free(first);
         free(again);
         const char *rargs[] = {"reproduce", id, "--out", out, NULL};
         sf_run(&r, 60, rargs);
@@ -345,29 +359,136 @@ Test(deaths, state_dependent_crash_is_stored_as_the_shortest_suffix, .timeout = 
         cr_expect_geq(executions, 3, "three 'G' executions are needed");
         cr_expect_geq(executions, length);
 
-        /* The shortest suffix starts at the first of the three 'G' inputs
-         * and ends at the third: both ends start with 'G'. */
-        if (cJSON_IsTrue(cJSON_GetObjectItem(st, "sequence_files"))) {
+        /* The sequence is the executions the crash needs, in order: it
+         * ends with the third 'G' and has at least three of them. */
+        int n_seq = (int)cJSON_GetObjectItem(st, "sequence_length")->valuedouble;
+        cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(st, "sequence_files")));
+        cr_expect_geq(n_seq, 3);
+        cr_expect_leq(n_seq, executions);
+        int g = 0;
+        for (int i = 1; i <= n_seq; i++) {
                 size_t len;
-                snprintf(path, sizeof(path), "%s/crashes/%s/sequence/%08d", out, id, first);
+                snprintf(path, sizeof(path), "%s/crashes/%s/sequence/%08d", out, id, i);
                 uint8_t *in = sf_read(path, &len);
-                cr_assert(in && len >= 1 && in[0] == 'G', "the suffix starts with a 'G' input");
-                free(in);
-                snprintf(path, sizeof(path), "%s/crashes/%s/sequence/%08d", out, id, last);
-                in = sf_read(path, &len);
-                cr_assert(in && len >= 1 && in[0] == 'G', "the suffix ends with a 'G' input");
+                cr_assert_not_null(in, "%s", path);
+                g += len >= 1 && in[0] == 'G';
+                if (i == n_seq)
+                        cr_expect(len >= 1 && in[0] == 'G', "the sequence ends with a 'G'");
                 free(in);
         }
+        cr_expect_geq(g, 3, "three 'G' executions are needed");
+        const cJSON *rep = cJSON_GetObjectItem(j, "reproduction");
+        cr_expect_str_eq(cJSON_GetObjectItem(rep, "class")->valuestring, "history");
+        cr_expect_eq((int)cJSON_GetObjectItem(rep, "history_len")->valuedouble, n_seq);
+        cr_expect_eq((int)cJSON_GetObjectItem(rep, "from_len")->valuedouble, executions);
 
         const char *rargs[] = {"reproduce", id, "--out", out, NULL};
         sf_run(&r, 60, rargs);
         cr_expect_eq(r.exit_code, 1, "reproduce replays the sequence:\n%s%s", r.out, r.err);
         char want[96];
-        snprintf(want, sizeof(want), "state-dependent: replaying %d inputs", length);
+        snprintf(want, sizeof(want), "state-dependent: replaying %d inputs (sequence/", n_seq);
         cr_expect(strstr(r.out, want), "%s", r.out);
         cr_expect(strstr(r.out, "REPRODUCED: abort"), "%s", r.out);
         sf_run_free(&r);
         cJSON_Delete(j);
+}
+
+/* A global table that overflows on the 64th distinct key: the runner's
+ * history is hundreds or thousands of inputs, the crash needs 63 of them
+ * and the last. The stored sequence/ is that short, and a plain loader
+ * that knows nothing of snapfuzz crashes with its files run in order in
+ * one process, and not with the last one alone. */
+/* Runs deaths_table and checks its crash (see the tests below); @long_seed
+ * makes inputs about 1.5 KiB, so that the history, as a list of inputs, is
+ * longer than a runner of --max-len 2048 holds (64 KiB). */
+static void expect_table_sequence(bool long_seed)
+{
+        char *dir = sf_tmpdir();
+        char out[512], path[800], seeds[512];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(seeds, sizeof(seeds), "%s/seeds", dir);
+        cr_assert_eq(mkdir(seeds, 0755), 0);
+        snprintf(path, sizeof(path), "%s/1", seeds);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        /* 64 executions at least (63 keys and the last), each over 1 KiB. */
+        fprintf(f, "Qa");
+        for (int i = 0; long_seed && i < 1500; i++)
+                fputc('x', f);
+        fclose(f);
+        SfRun r;
+        const char *args[] = {"run",
+                              sf_target("deaths_table"),
+                              seeds,
+                              "--out",
+                              out,
+                              "--workers",
+                              "1",
+                              "--max-total-time",
+                              "150",
+                              "--runner-lifetime-ms",
+                              "0",
+                              "--max-len",
+                              long_seed ? "2048" : "8",
+                              "--minimize-time",
+                              "120",
+                              NULL};
+        sf_run(&r, 330, args);
+        cr_assert_eq(r.exit_code, 1, "expected a crash:\n%s", r.err);
+        sf_run_free(&r);
+        char *id = sf_only_crash(out);
+        cJSON *j = crash_json(out, id);
+        cr_expect_str_eq(cJSON_GetObjectItem(j, "kind")->valuestring, "abort");
+        const cJSON *rep = cJSON_GetObjectItem(j, "reproduction");
+        cr_assert_not_null(rep);
+        cr_assert_str_eq(cJSON_GetObjectItem(rep, "class")->valuestring, "history");
+        int n_seq = (int)cJSON_GetObjectItem(rep, "history_len")->valuedouble;
+        int from = (int)cJSON_GetObjectItem(rep, "from_len")->valuedouble;
+        cr_log_info("table: the history of %d executions shrank to %d", from, n_seq);
+        cr_expect_geq(n_seq, 64, "63 distinct keys, then the 64th");
+        cr_expect_leq(n_seq, 70, "a sequence a person can read (from %d)", from);
+        cr_expect_geq(from, n_seq);
+        const cJSON *st = cJSON_GetObjectItem(j, "state_dependent");
+        cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(st, "sequence_files")));
+        double bytes = cJSON_GetNumberValue(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(st, "minimize"), "list_bytes"));
+        if (long_seed)
+                cr_expect_gt(bytes, 65536, "the history needed a worker with room for it (%.0f)",
+                             bytes);
+
+        char *paths[80];
+        int n = n_seq < 80 ? n_seq : 80;
+        for (int i = 0; i < n; i++) {
+                snprintf(path, sizeof(path), "%s/crashes/%s/sequence/%08d", out, id, i + 1);
+                paths[i] = strdup(path);
+                struct stat sb;
+                cr_assert_eq(stat(path, &sb), 0, "%s", path);
+        }
+        int status = sf_plainrun_seq(sf_target("deaths_table"), paths, n, 60);
+        cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+                  "the plain loader aborts with the sequence in order (status 0x%x)", status);
+        status = sf_plainrun(sf_target("deaths_table"), paths[n - 1], 60);
+        cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the last input alone is fine (status 0x%x)", status);
+        for (int i = 0; i < n; i++)
+                free(paths[i]);
+
+        const char *rargs[] = {"reproduce", id, "--out", out, NULL};
+        sf_run(&r, 60, rargs);
+        cr_expect_eq(r.exit_code, 1, "reproduce replays the sequence:\n%s%s", r.out, r.err);
+        cr_expect(strstr(r.out, "REPRODUCED: abort"), "%s", r.out);
+        sf_run_free(&r);
+        cJSON_Delete(j);
+}
+
+Test(deaths, a_table_overflow_is_stored_as_a_short_sequence_a_plain_loader_replays, .timeout = 400)
+{
+        expect_table_sequence(false);
+}
+
+Test(deaths, a_table_history_longer_than_a_runner_holds_is_shrunk_too, .timeout = 400)
+{
+        expect_table_sequence(true);
 }
 
 Test(deaths, one_huge_allocation_is_kind_oom_by_the_malloc_limit, .timeout = 300)

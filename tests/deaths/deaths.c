@@ -29,6 +29,9 @@
  *       SIGSEGV: recovery must detect it and refuse to store a wrong input
  *   'G' state-dependent: aborts on the third 'G' input a runner sees (a
  *       counter that survives between inputs, as a filling table does)
+ *   'Q' state-dependent: a global table of 63 keys (an input "Q<key>...")
+ *       that overflows, and aborts, on the 64th distinct key a runner sees;
+ *       the 63 earlier keys are all it needs, however many inputs ran
  * With AddressSanitizer (-DDEATH_ASAN): 'O' heap-buffer-overflow, 'U'
  * heap-use-after-free, 'L' a memory leak (an allocation whose only pointer
  * is dropped), 'P' no leak but more allocations than frees (each 'P' input
@@ -167,6 +170,18 @@ __attribute__((noinline)) static void die(uint8_t how, const uint8_t *data, size
                 static int seen;
                 if (++seen == 3)
                         abort();
+        }
+        if (WANT('Q') && how == 'Q' && size >= 2) {
+                static uint8_t table[63];
+                static int used;
+                int i = 0;
+                while (i < used && table[i] != data[1])
+                        i++;
+                if (i == used) {
+                        if (used == 63)
+                                abort(); /* the 64th distinct key: the table overflows */
+                        table[used++] = data[1];
+                }
         }
 #ifndef DEATH_SOAK
         if (WANT('E') && how == 'E') {
