@@ -87,15 +87,15 @@ static size_t termsafe_piece(const unsigned char *p, size_t n, bool keep_lines, 
         uint32_t cp;
         size_t len = utf8_seq(p, n, &cp);
 
+        /* A newline or a tab, where lines are kept, is shown as it is. */
+        bool kept = len == 1 && keep_lines && (cp == '\n' || cp == '\t');
         *ret_piece = esc;
         if (len == 0) {
                 snprintf(esc, 16, "\\x%02x", p[0]);
                 len = 1;
-        } else if (len == 1 && keep_lines && (cp == '\n' || cp == '\t')) {
-                *ret_piece = (const char *)p;
-        } else if (len == 1 && (cp < 0x20 || cp == 0x7f || cp == '\\')) {
+        } else if (!kept && len == 1 && (cp < 0x20 || cp == 0x7f || cp == '\\')) {
                 escape_byte(p[0], esc);
-        } else if (is_control_cp(cp)) {
+        } else if (!kept && is_control_cp(cp)) {
                 snprintf(esc, 16, "\\u%04x", (unsigned)cp);
         } else {
                 *ret_piece = (const char *)p;

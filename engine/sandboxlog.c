@@ -67,7 +67,7 @@ static void sandboxlog_add_count(cJSON *entry, const char *field, double n)
 {
         cJSON *count = cJSON_GetObjectItemCaseSensitive(entry, field);
 
-        if (cJSON_IsNumber(count))
+        if (count && cJSON_IsNumber(count))
                 cJSON_SetNumberValue(count, count->valuedouble + n);
 }
 

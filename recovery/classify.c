@@ -344,12 +344,15 @@ void classify_death(const cJSON *died, Classification *ret)
         const char *report = msg_str(died, "sanitizer_report", NULL);
         char san_type[64] = "";
 
-        if (strcmp(reason, "crash") == 0 && report &&
-            classify_report(report, ret, san_type, sizeof(san_type))) {
-                /* The sanitizer said what went wrong; the signal is only how
-                 * it ended the process. */
-        } else if (classify_named(died, reason, death_reason, ret)) {
-                /* A death the worker or the runner named. */
+        /* The sanitizer's report, when there is one, says what went wrong
+         * (the signal is only how it ended the process); else a death the
+         * worker or the runner named; else the signal or the exit. */
+        bool said = strcmp(reason, "crash") == 0 && report &&
+                    classify_report(report, ret, san_type, sizeof(san_type));
+        if (!said)
+                said = classify_named(died, reason, death_reason, ret);
+        if (said) {
+                /* Kind and message are set. */
         } else if (sig) {
                 classify_signal(sig, death, addr, ret);
         } else {

@@ -52,8 +52,8 @@ static int bad(Reader *rd, const char *fmt, ...)
         va_start(ap, fmt);
         int m = vsnprintf(rd->err + n, rd->errlen - (size_t)n, fmt, ap);
         va_end(ap);
-        if (m >= 0 && (size_t)(n + m) < rd->errlen)
-                snprintf(rd->err + n + m, rd->errlen - (size_t)(n + m),
+        if (m >= 0 && (size_t)n + (size_t)m < rd->errlen)
+                snprintf(rd->err + n + m, rd->errlen - ((size_t)n + (size_t)m),
                          "; the crash record is corrupt or was edited");
         return -EBADMSG;
 }
@@ -68,8 +68,10 @@ static int get_int(Reader *rd, const cJSON *obj, const char *where, const char *
                 *ret = def;
                 return 0;
         }
-        if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble ||
-            v->valuedouble < min || v->valuedouble > max)
+        /* The range first: converting a double outside int64_t's range
+         * is undefined. */
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= min && v->valuedouble <= max) ||
+            v->valuedouble != (double)(int64_t)v->valuedouble)
                 return bad(rd, "%s%s must be an integer from %.0f to %.0f", where, key, min, max);
         *ret = v->valuedouble;
         return 0;
@@ -145,7 +147,7 @@ static int read_limits(Reader *rd, const cJSON *report, const CrashconfTrust *t,
                        const char **ret_mode)
 {
         const cJSON *limits;
-        double timeout, rss, malloc_mb, max_len;
+        double timeout = 0, rss = 0, malloc_mb = 0, max_len = 0;
         int r;
 
         if ((r = get_obj(rd, report, "limits", &limits)) < 0 ||
@@ -173,7 +175,7 @@ static int read_limits(Reader *rd, const cJSON *report, const CrashconfTrust *t,
 static int read_history(Reader *rd, const cJSON *report, Crashconf *c)
 {
         const cJSON *st;
-        double first, last, min_len;
+        double first = 0, last = 0, min_len = -1;
         int r;
 
         if ((r = get_obj(rd, report, "state_dependent", &st)) < 0 ||
@@ -243,7 +245,7 @@ static int read_stored_sandbox(Reader *rd, const cJSON *report, const char *out_
 /* Is the stored sandbox looser than the default (strict, no policy)? */
 static bool looser(const char *mode, const char *policy)
 {
-        return strcmp(mode, "strict") != 0 || policy;
+        return (mode && strcmp(mode, "strict") != 0) || policy;
 }
 
 /*
@@ -263,7 +265,7 @@ static int decide_sandbox(Reader *rd, const CrashconfTrust *t, const char *store
                 policy = t->policy_json;
                 c->sandbox_from = "the command line";
         } else if (t->trust_record) {
-                mode = stored_mode;
+                mode = stored_mode ? stored_mode : "strict";
                 policy = stored_policy;
                 c->sandbox_from = "crash.json";
         } else {

@@ -159,8 +159,8 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
         int r;
 
         r = wproc_new(&w, cfg, err, errlen);
-        if (r < 0)
-                return r;
+        if (r < 0 || !w)
+                return r < 0 ? r : -ENOMEM;
         r = sanitizer_detect(cfg->target, &san, err, errlen);
         if (r < 0) {
                 r = WPROC_ERR_LOAD;
