@@ -63,6 +63,10 @@ static int fail(Ctx *c, size_t item, const char *fmt, ...)
                 vsnprintf(c->err + n, c->errlen - n, fmt, ap);
                 va_end(ap);
         }
+        /* One line for a terminal, whatever the file's strings hold. */
+        for (char *p = c->err; *p; p++)
+                if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                        *p = '?';
         return -EINVAL;
 }
 
@@ -204,7 +208,10 @@ static bool parse_value(const cJSON *v, uint64_t *ret)
         if (cJSON_IsNumber(v)) {
                 double d = v->valuedouble;
 
-                if (d != (double)(int64_t)d || d > 9007199254740992.0 || d < -9007199254740992.0)
+                /* The range first: converting a double outside int64_t's
+                 * range is undefined. */
+                if (!(d <= 9007199254740992.0 && d >= -9007199254740992.0) ||
+                    d != (double)(int64_t)d)
                         return false;
                 *ret = (uint64_t)(int64_t)d;
                 return true;
@@ -264,8 +271,8 @@ static int parse_condition(Ctx *c, size_t item, size_t k, const cJSON *cond,
                                     "arg, op, value and, with &=, mask)",
                                     item, k, key->string);
         }
-        if (!cJSON_IsNumber(arg) || arg->valuedouble != (double)(int)arg->valuedouble ||
-            arg->valuedouble < 0 || arg->valuedouble > 5)
+        if (!cJSON_IsNumber(arg) || !(arg->valuedouble >= 0 && arg->valuedouble <= 5) ||
+            arg->valuedouble != (double)(int)arg->valuedouble)
                 return fail(c, item, "allow[%zu].args[%zu]: \"arg\" must be an argument index 0-5",
                             item, k);
         index = (int)arg->valuedouble;

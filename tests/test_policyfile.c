@@ -4,8 +4,10 @@
  * that names the file, the line and the item; a good file adds exactly what
  * it says, and the conditions it states are enforced.
  */
+#include "sandbox/policyfile.h"
 #include "sandbox/sandbox.h"
 
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
@@ -400,4 +402,29 @@ Test(policyfile, no_policy_with_sandbox_off)
         cr_assert_eq(sandbox_new_with(&s, &o, err, sizeof(err)), -EINVAL);
         cr_assert(strstr(err, "--sandbox off"), "%s", err);
         cr_assert_null(s);
+}
+
+/* Found by self-fuzzing (fuzz_targets/self/policy.c): numbers far outside
+ * their range are refused, not converted (undefined), and a message that
+ * quotes the file's strings stays one line. */
+Test(policyfile, wild_numbers_are_refused_and_messages_stay_one_line)
+{
+        static const char *const bad[] = {
+            "{\"allow\":[{\"syscall\":\"ioctl\",\"args\":[{\"arg\":1e11,\"op\":\"==\",\"value\":0}]"
+            "}]}",
+            "{\"allow\":[{\"syscall\":\"ioctl\",\"args\":[{\"arg\":1,\"op\":\"==\",\"value\":1e300}"
+            "]}]}",
+            "{\"allow\":[{\"syscall\":\"open\",\"under\":\"/tm\\np\",\"access\":\"read\"}]}",
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                Policy p;
+                char err[512] = "";
+                cJSON *root = NULL;
+                int r = policyfile_parse_json("p.json", bad[i], &root, err, sizeof(err));
+                if (r == 0)
+                        r = policyfile_apply("p.json", bad[i], root, &p, err, sizeof(err));
+                cJSON_Delete(root);
+                cr_expect_eq(r, -EINVAL, "case %zu: %s", i, err);
+                cr_expect_null(strchr(err, '\n'), "case %zu: one line: %s", i, err);
+        }
 }
