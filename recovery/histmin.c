@@ -74,20 +74,30 @@ int histseq_add(HistSeq *s, const uint8_t *data, size_t len, uint64_t iter, uint
 typedef struct Collect {
         HistSeq *seq;
         const RecordHeader *h;
+        size_t bytes; /* as a list, so far */
         int err;
 } Collect;
+
+/* Appends one execution, unless the list would outgrow HISTSEQ_MAX_BYTES. */
+static int collect_add(Collect *c, const uint8_t *data, size_t len, uint64_t k, uint32_t again)
+{
+        c->bytes += 4 + len;
+        if (c->bytes > HISTSEQ_MAX_BYTES)
+                return -E2BIG;
+        return histseq_add(c->seq, data, len, k, again);
+}
 
 static int collect_one(void *ctx, uint64_t k, const uint8_t *data, size_t len)
 {
         Collect *c = ctx;
         const RecordHeader *h = c->h;
         uint32_t again = 0;
-        c->err = histseq_add(c->seq, data, len, k, 0);
+        c->err = collect_add(c, data, len, k, 0);
         /* The runs again follow at once, in the order the runner noted
          * them (an iteration listed twice ran three times). */
         for (uint32_t i = 0; c->err == 0 && i < h->n_reruns && i < RECORD_MAX_RERUNS; i++)
                 if (h->reruns[i] == k)
-                        c->err = histseq_add(c->seq, data, len, k, ++again);
+                        c->err = collect_add(c, data, len, k, ++again);
         return c->err != 0;
 }
 

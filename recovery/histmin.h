@@ -37,10 +37,17 @@ void histseq_deinit(HistSeq *s);
 /* Appends a copy of @data. 0 or -ENOMEM. */
 int histseq_add(HistSeq *s, const uint8_t *data, size_t len, uint64_t iter, uint32_t again);
 
+/* The most a history may take as a list (record_seed_at's format): a
+ * list that long is never run (a runner's list holds RECORD_MAX_LEN_LIMIT)
+ * and would only be written as files; beyond it the record alone stands
+ * for the history. */
+#define HISTSEQ_MAX_BYTES (4u * RECORD_MAX_LEN_LIMIT)
+
 /* The executions of iterations @first..@last of the batch in @record, each
  * iteration followed by its runs again (record.reruns), into @ret (empty).
- * 0, -ENOMEM, or a negative RecordProblem (-RECORD_NEEDS_TARGET: a custom
- * mutator's inputs are rebuilt only in a runner). */
+ * 0, -ENOMEM, -E2BIG (more than HISTSEQ_MAX_BYTES), or a negative
+ * RecordProblem (-RECORD_NEEDS_TARGET: a custom mutator's inputs are
+ * rebuilt only in a runner). */
 int histseq_collect(const void *record, const RecordLayout *l, uint64_t first, uint64_t last,
                     HistSeq *ret);
 

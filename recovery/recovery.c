@@ -504,8 +504,11 @@ static void job_shrink_history(Helper *hp, Job *j)
                                "record replays them";
                 return;
         }
-        if (histseq_collect(j->record, &hp->layout, j->history_first, h->count, &j->hist) < 0) {
-                j->hist_note = "its inputs could not be rebuilt from the record";
+        int r = histseq_collect(j->record, &hp->layout, j->history_first, h->count, &j->hist);
+        if (r < 0) {
+                j->hist_note = r == -E2BIG ? "its inputs take more than 64 MiB: the record "
+                                             "replays them"
+                                           : "its inputs could not be rebuilt from the record";
                 histseq_deinit(&j->hist);
                 return;
         }
