@@ -417,7 +417,7 @@ Test(policyfile, wild_numbers_are_refused_and_messages_stay_one_line)
             "{\"allow\":[{\"syscall\":\"open\",\"under\":\"/tm\\np\",\"access\":\"read\"}]}",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-                Policy p;
+                Policy p = {0};
                 char err[512] = "";
                 cJSON *root = NULL;
                 int r = policyfile_parse_json("p.json", bad[i], &root, err, sizeof(err));
