@@ -167,19 +167,28 @@ int fs_mkdir_p(const char *path, mode_t mode)
         return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
-void fs_sweep_tmp(int dirfd)
+/* @dirfd's entries from the first, through a dup of it: a dup shares the
+ * directory's offset with @dirfd and with earlier dups, hence the rewind.
+ * NULL when it cannot be read. */
+static DIR *fs_entries(int dirfd)
 {
         int fd = dup(dirfd);
         if (fd < 0)
-                return;
+                return NULL;
         DIR *d = fdopendir(fd);
         if (!d) {
                 close(fd);
-                return;
+                return NULL;
         }
-        /* A dup shares the directory's offset with @dirfd and with earlier
-         * dups: start from the first entry. */
         rewinddir(d);
+        return d;
+}
+
+void fs_sweep_tmp(int dirfd)
+{
+        DIR *d = fs_entries(dirfd);
+        if (!d)
+                return;
         struct dirent *de;
         while ((de = readdir(d))) {
                 if (strncmp(de->d_name, FS_TMP_PREFIX, strlen(FS_TMP_PREFIX)) == 0)
@@ -191,17 +200,9 @@ void fs_sweep_tmp(int dirfd)
 void fs_sweep_tmp_tree(int dirfd)
 {
         fs_sweep_tmp(dirfd);
-        int fd = dup(dirfd);
-        if (fd < 0)
+        DIR *d = fs_entries(dirfd);
+        if (!d)
                 return;
-        DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return;
-        }
-        /* A dup shares the directory's offset with @dirfd and with earlier
-         * dups: start from the first entry. */
-        rewinddir(d);
         struct dirent *de;
         while ((de = readdir(d))) {
                 if (de->d_name[0] == '.')
