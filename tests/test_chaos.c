@@ -308,11 +308,16 @@ static void outdir_fault(const char *size, int ro_after)
         cr_assert_not_null(f);
         fputs(outdir_fault_script, f);
         fclose(f);
-        snprintf(cmd, sizeof(cmd), "unshare -m sh '%s' '%s' '%s' '%s' %s %d", script, dir,
+        /* --propagation unchanged: the script makes the namespace private
+         * itself, and skips (exit 99) where it cannot (a chroot, whose /
+         * is no mount point). */
+        snprintf(cmd, sizeof(cmd),
+                 "unshare -m --propagation unchanged sh '%s' '%s' '%s' '%s' %s %d", script, dir,
                  sf_env("SNAPFUZZ_BIN"), sf_target("deaths_soak"), size, ro_after);
         int rc = system(cmd);
         if (WIFEXITED(rc) && WEXITSTATUS(rc) == 99)
-                cr_skip_test("cannot mount a tmpfs in a mount namespace here (not root?)");
+                cr_skip_test("cannot make a private mount namespace here (not root, or a chroot "
+                             "whose / is no mount point)");
         cr_assert_eq(rc, 0, "%s", cmd);
         snprintf(path, sizeof(path), "%s/remount", dir);
         cr_assert_neq(access(path, F_OK), 0, "the read-only remount failed");
