@@ -269,3 +269,9 @@ int fs_lock_probe(int dirfd, const char *name, pid_t *ret_holder)
         close(fd);
         return held;
 }
+
+void fs_rescue_dir(char *buf, size_t cap, long pid)
+{
+        const char *tmp = getenv("TMPDIR");
+        snprintf(buf, cap, "%s/snapfuzz-rescue-%ld", tmp && *tmp ? tmp : "/tmp", pid);
+}

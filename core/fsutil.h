@@ -63,5 +63,10 @@ int fs_lock_dir(int dirfd, const char *name, int *ret_fd, pid_t *ret_holder);
  * its pid in *@ret_holder), 0 (free or no lock file) or -errno. */
 int fs_lock_probe(int dirfd, const char *name, pid_t *ret_holder);
 
+/* The rescue directory of the run whose coordinator is @pid:
+ * ${TMPDIR:-/tmp}/snapfuzz-rescue-<pid>, where what the output directory
+ * will not take goes (engine/corpusw.c, recovery/recovery.c). */
+void fs_rescue_dir(char *buf, size_t cap, long pid);
+
 /* Writes all of @len bytes to @fd, retrying on EINTR and short writes. */
 int fs_write_all(int fd, const void *data, size_t len);

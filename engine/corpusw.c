@@ -95,9 +95,9 @@ void corpusw_remove(CorpusWriter *w, const uint8_t *data, size_t len)
 /* The rescue directory, made and handed to the queue. */
 static int corpusw_rescue(CorpusWriter *w)
 {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(w->rescue, sizeof(w->rescue), "%s/snapfuzz-rescue-%ld/corpus",
-                 tmp && *tmp ? tmp : "/tmp", (long)getpid());
+        char root[4000];
+        fs_rescue_dir(root, sizeof(root), (long)getpid());
+        snprintf(w->rescue, sizeof(w->rescue), "%s/corpus", root);
         int r = fs_mkdir_p(w->rescue, 0700);
         if (r == 0) {
                 w->rescue_fd = open(w->rescue, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

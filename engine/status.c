@@ -23,26 +23,11 @@
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/msg.h"
+#include "core/termsafe.h"
 #include "engine/status.h"
 #include "snapfuzz/engine.h"
 
 #include "snapfuzz/banned.h"
-
-/* @s with every byte below 0x20, 0x7f and every byte of a C1 control
- * escaped as \xNN, cut to what fits @cap. */
-static const char *printable(const char *s, char *buf, size_t cap)
-{
-        size_t o = 0;
-        for (; *s && o + 5 < cap; s++) {
-                unsigned char ch = (unsigned char)*s;
-                if (ch < 0x20 || ch == 0x7f)
-                        o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", ch);
-                else
-                        buf[o++] = (char)ch;
-        }
-        buf[o] = 0;
-        return buf;
-}
 
 static void print_time(FILE *out, const char *label, double t, time_t now)
 {
@@ -65,8 +50,8 @@ static void print_time(FILE *out, const char *label, double t, time_t now)
 /* The state line: running, finished, or killed while running. */
 static void print_state(FILE *out, const cJSON *st, int held, pid_t holder)
 {
-        char buf[256];
-        const char *status = printable(msg_str(st, "status", "?"), buf, sizeof(buf));
+        char buf[TERMSAFE_BUF];
+        const char *status = termsafe_str(buf, sizeof(buf), msg_str(st, "status", "?"), 200);
         bool said_running = strcmp(status, "running") == 0 || strcmp(status, "starting") == 0;
         if (held)
                 fprintf(out, "state        running (pid %ld)\n", (long)holder);
@@ -87,10 +72,11 @@ int status_report(FILE *out, const char *out_dir, const char *text, size_t len, 
                 cJSON_Delete(st);
                 return -EBADMSG;
         }
-        char buf[1024];
-        fprintf(out, "campaign     %s\n", printable(out_dir, buf, sizeof(buf)));
+        char buf[TERMSAFE_BUF];
+        fprintf(out, "campaign     %s\n", termsafe_str(buf, sizeof(buf), out_dir, TERMSAFE_MAX));
         print_state(out, st, held, holder);
-        fprintf(out, "target       %s\n", printable(msg_str(st, "target", "?"), buf, sizeof(buf)));
+        fprintf(out, "target       %s\n",
+                termsafe_str(buf, sizeof(buf), msg_str(st, "target", "?"), TERMSAFE_MAX));
         print_time(out, "started", msg_num(st, "started_at", 0), now);
         print_time(out, "updated", msg_num(st, "updated_at", 0), now);
         double secs = msg_num(st, "elapsed_s", 0), execs = msg_num(st, "execs", 0);

@@ -831,10 +831,8 @@ static int job_store_rescue(Helper *hp, Job *j, cJSON *report, const CrashFile *
                         return r;
         }
         hp->out_failed_ms = clock_now_ms();
-        const char *tmp = getenv("TMPDIR");
         char crashes[4200];
-        snprintf(j->rescued_to, sizeof(j->rescued_to), "%s/snapfuzz-rescue-%ld",
-                 tmp && *tmp ? tmp : "/tmp", (long)getppid());
+        fs_rescue_dir(j->rescued_to, sizeof(j->rescued_to), (long)getppid());
         snprintf(crashes, sizeof(crashes), "%s/crashes", j->rescued_to);
         int r2 = fs_mkdir_p(crashes, 0700);
         if (r2 == 0)
