@@ -185,6 +185,27 @@ static int load_crash(const MinimizeCmd *cmd, Crashconf *conf, Classification *w
         return 0;
 }
 
+/* The worker the trials run in, under the crash's limits and sandbox. 0
+ * or an exit code after one line. */
+static int start_worker(const MinimizeCmd *cmd, const Crashconf *conf, const Classification *want,
+                        Wproc **ret)
+{
+        char err[1024], shown[TERMSAFE_BUF];
+        WprocConfig wc;
+        crashconf_wproc_config(conf, &wc);
+        if (strcmp(want->kind, "timeout") == 0)
+                log_warn("crash %s is a hang: every trial that still hangs costs the timeout "
+                         "(%u ms); --timeout S shortens it",
+                         cmd->id, wc.timeout_ms);
+        int r = wproc_spawn(ret, &wc, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s: %s", termsafe_str(shown, sizeof(shown), conf->target, 512), err);
+                return r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ? SF_EXIT_USAGE
+                                                                     : SF_EXIT_INTERNAL;
+        }
+        return 0;
+}
+
 /* What the minimization did, written to stdout. */
 static void print_report(const MinimizeCmd *c, const Classification *want, size_t len,
                          const uint8_t *min, size_t min_len, const MinimizeStats *st)
@@ -240,8 +261,7 @@ int minimize_cmd(int argc, char **argv)
         uint8_t *min = NULL;
         size_t min_len = 0;
         Wproc *w = NULL;
-        WprocConfig wc;
-        char err[1024], shown[TERMSAFE_BUF];
+        char shown[TERMSAFE_BUF];
         int code;
 
         int r = parse_args(argc, argv, &cmd);
@@ -258,18 +278,9 @@ int minimize_cmd(int argc, char **argv)
         const uint8_t *input = conf.input;
         size_t len = conf.input_len;
 
-        crashconf_wproc_config(&conf, &wc);
-        if (strcmp(want.kind, "timeout") == 0)
-                log_warn("crash %s is a hang: every trial that still hangs costs the timeout "
-                         "(%u ms); --timeout S shortens it",
-                         cmd.id, wc.timeout_ms);
-        r = wproc_spawn(&w, &wc, err, sizeof(err));
-        if (r < 0) {
-                log_error("%s: %s", termsafe_str(shown, sizeof(shown), conf.target, 512), err);
-                code = r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ? SF_EXIT_USAGE
-                                                                     : SF_EXIT_INTERNAL;
+        code = start_worker(&cmd, &conf, &want, &w);
+        if (code)
                 goto out;
-        }
 
         MinimizeStats stats;
         cmd.budget.stop = &minimize_stop;
