@@ -112,6 +112,9 @@ static bool proc_stat(pid_t pid, char *comm, size_t commlen, pid_t *ppid, double
                    "%llu",
                    &state, &pp, &start) != 3)
                 return false;
+        /* A process that has died (not yet reaped) is no one to look at. */
+        if (state == 'Z' || state == 'X')
+                return false;
         *ppid = pp;
         *age = uptime_s() - (double)start / (double)sysconf(_SC_CLK_TCK);
         return true;
@@ -139,9 +142,13 @@ static pid_t child_of(pid_t parent, const char *comm, double min_age)
         return found;
 }
 
-static pid_t find_helper(pid_t coordinator)
+/* The coordinator's helper, other than @killed: a helper just sent
+ * SIGKILL may still be listed for a moment, with its verification worker
+ * and that worker's runner. */
+static pid_t find_helper(pid_t coordinator, pid_t killed)
 {
-        return child_of(coordinator, "sf-recovery", 0);
+        pid_t h = child_of(coordinator, "sf-recovery", 0);
+        return h == killed ? 0 : h;
 }
 
 /* Whether the helper runs an input that has run for a while: its
@@ -153,9 +160,10 @@ static bool helper_verifies_a_hang(pid_t helper)
         return verifier && child_of(verifier, NULL, 0.5) != 0;
 }
 
-/* Waits until @pred holds for the coordinator's current helper; returns
- * that helper (0 when the run ended first or @timeout_s passed). */
-static pid_t wait_helper(pid_t coordinator, bool (*pred)(pid_t), int timeout_s)
+/* Waits until @pred holds for the coordinator's current helper (not
+ * @killed); returns that helper (0 when the run ended first or @timeout_s
+ * passed). */
+static pid_t wait_helper(pid_t coordinator, pid_t killed, bool (*pred)(pid_t), int timeout_s)
 {
         int64_t deadline = now_ms() + timeout_s * 1000;
         while (now_ms() < deadline) {
@@ -163,7 +171,7 @@ static pid_t wait_helper(pid_t coordinator, bool (*pred)(pid_t), int timeout_s)
                 if (waitid(P_PID, (id_t)coordinator, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
                     si.si_pid != 0)
                         return 0; /* the run ended */
-                pid_t h = find_helper(coordinator);
+                pid_t h = find_helper(coordinator, killed);
                 if (h && (!pred || pred(h)))
                         return h;
                 usleep(5000);
@@ -245,13 +253,13 @@ Test(faults, a_helper_killed_while_it_verifies_a_hang_is_replaced_and_the_hang_s
         pid_t run = sf_start(dir, args);
 
         /* 1: as soon as there is a helper (before the first crash). */
-        pid_t h = wait_helper(run, NULL, 60);
+        pid_t h = wait_helper(run, 0, NULL, 60);
         cr_assert_gt(h, 0, "no helper process (comm sf-recovery) under %d", (int)run);
         cr_assert_eq(kill(h, SIGKILL), 0);
         /* 2, 3: twice while it verifies the hang, the same job each time
          * (a job is lost only at its third death). */
         for (int i = 0; i < 2; i++) {
-                pid_t v = wait_helper(run, helper_verifies_a_hang, 120);
+                pid_t v = wait_helper(run, h, helper_verifies_a_hang, 120);
                 cr_assert_gt(v, 0, "kill %d: no helper verifying the hang", i + 2);
                 cr_assert_neq(v, h, "a new helper");
                 cr_assert_eq(kill(v, SIGKILL), 0);
@@ -413,6 +421,7 @@ Test(faults, a_helper_killed_at_random_moments_loses_nothing, .timeout = 400)
                               NULL};
         pid_t run = sf_start(dir, args);
         int kills = 0;
+        pid_t last_killed = 0;
         double execs_at_first_kill = -1;
         /* The first kill at once, the next ones at random moments of the
          * work of a helper that has answered since the last one. */
@@ -420,11 +429,13 @@ Test(faults, a_helper_killed_at_random_moments_loses_nothing, .timeout = 400)
                 if (kills && !wait_answer_after_kill(out, kills, 120))
                         break;
                 usleep((useconds_t)(rnd() % 500) * 1000);
-                pid_t h = wait_helper(run, NULL, 30);
+                pid_t h = wait_helper(run, last_killed, NULL, 30);
                 if (!h)
                         break;
-                if (kill(h, SIGKILL) == 0)
+                if (kill(h, SIGKILL) == 0) {
                         kills++;
+                        last_killed = h;
+                }
                 if (kills == 1)
                         execs_at_first_kill = stat_num(out, "execs");
         }
