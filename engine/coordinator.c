@@ -128,8 +128,10 @@ typedef struct Coordinator {
         struct stat target_st;
         int64_t target_checked_ms;
         bool target_changed;
-        bool reproducible;  /* --reproducible: the same inputs every run */
-        int64_t started_at; /* wall clock, seconds since the epoch */
+        bool reproducible;     /* --reproducible: the same inputs every run */
+        bool inited;           /* every seed has run (SF_EVENT_INITED was sent) */
+        uint64_t corpus_bytes; /* the corpus entries' total size, for events */
+        int64_t started_at;    /* wall clock, seconds since the epoch */
 } Coordinator;
 
 static void fmt_count(char *buf, size_t cap, double v)
@@ -257,6 +259,21 @@ static void print_status(Coordinator *c, const char *prefix)
                 c->stored, crashtally_unique(c->tally));
 }
 
+/* A front end's progress report (SfRunConfig.on_event): @e's type and
+ * specific fields are set, the figures are filled in here. */
+static void emit(Coordinator *c, SfEvent *e)
+{
+        if (!c->cfg->on_event)
+                return;
+        e->execs = c->execs;
+        e->edges = c->cov ? c->cov->edges : 0;
+        e->features = c->cov ? c->cov->features : 0;
+        e->corpus = c->corpus ? corpus_size(c->corpus) : 0;
+        e->corpus_bytes = c->corpus_bytes;
+        e->elapsed_s = (double)(clock_now_ms() - c->start_ms) / 1000.0;
+        c->cfg->on_event(e, c->cfg->event_ctx);
+}
+
 /* --- the recovery helper --- */
 
 static int helper_start(Coordinator *c)
@@ -266,6 +283,7 @@ static int helper_start(Coordinator *c)
             .recovery =
                 {
                     .target = c->cfg->target_abs,
+                    .builtin = c->cfg->builtin_target,
                     .out_dir = c->cfg->out_dir,
                     .max_len = c->layout.max_len,
                     .timeout_ms = c->cfg->timeout_ms,
@@ -320,6 +338,15 @@ static void helper_event(Coordinator *c, cJSON *m)
                 helper_rescued(c, m);
                 /* One line per id; a crash seen again is counted (the
                  * status line, the summary). */
+                char crash_dir[4200];
+                snprintf(crash_dir, sizeof(crash_dir), "%s/crashes/%s",
+                         msg_str(m, "rescued_to", c->cfg->out_dir), msg_str(m, "id", "?"));
+                emit(c, &(SfEvent){.type = SF_EVENT_CRASH,
+                                   .crash_id = msg_str(m, "id", "?"),
+                                   .crash_kind = msg_str(m, "kind", "?"),
+                                   .crash_message = msg_str(m, "message", ""),
+                                   .crash_dir = crash_dir,
+                                   .crash_new = is_new});
                 if (crashtally_add(c->tally, msg_str(m, "id", "?"), msg_str(m, "kind", "?"),
                                    msg_str(m, "message", "")) != 0)
                         log_info("crash %s: %s (%s)%s, input %" PRId64 " bytes, %s, stored in "
@@ -427,6 +454,7 @@ static void drop_replaced(Coordinator *c, size_t base)
                 return;
         size_t len;
         const uint8_t *data = corpus_get(c->corpus, base, &len);
+        c->corpus_bytes -= len <= c->corpus_bytes ? len : c->corpus_bytes;
         corpusw_remove(c->corpus_w, data, len);
         corpus_mark_on_disk(c->corpus, base, false);
         c->files_removed++;
@@ -480,6 +508,12 @@ static void take_finds(Coordinator *c, Slot *s)
                         corpus_mark_on_disk(c->corpus, i_new, true);
                         c->files_written++;
                 }
+                if (r == 1)
+                        c->corpus_bytes += fs->len;
+                if (r == 1 && !known && !s->plan.seed_batch)
+                        emit(c, &(SfEvent){.type = smaller ? SF_EVENT_REDUCE : SF_EVENT_NEW,
+                                           .data = data,
+                                           .len = fs->len});
                 if (r == 1 && smaller && base != SIZE_MAX)
                         drop_replaced(c, base);
                 /* Entries better inputs took every feature from leave the
@@ -800,6 +834,9 @@ static void dispatch(Coordinator *c)
 {
         if (c->stopping || (!c->cfg->keep_going && c->crash_pending > 0))
                 return;
+        /* libFuzzer's -runs=0: the seeds, and nothing after them. */
+        if (c->cfg->seeds_only && !schedule_seeds_left(c->sched))
+                return;
         for (unsigned i = 0; i < c->n_slots; i++)
                 if (c->slots[i].alive && !c->slots[i].busy)
                         dispatch_one(c, &c->slots[i]);
@@ -821,8 +858,24 @@ static unsigned alive_count(const Coordinator *c)
         return n;
 }
 
+/* Once every seed batch has ended: SF_EVENT_INITED, and the end of a
+ * seeds-only run. */
+static void check_inited(Coordinator *c)
+{
+        if (c->inited || schedule_seeds_left(c->sched))
+                return;
+        for (unsigned i = 0; i < c->n_slots; i++)
+                if (c->slots[i].alive && c->slots[i].busy && c->slots[i].plan.seed_batch)
+                        return;
+        c->inited = true;
+        emit(c, &(SfEvent){.type = SF_EVENT_INITED});
+        if (c->cfg->seeds_only)
+                c->stopping = true;
+}
+
 static void check_limits(Coordinator *c)
 {
+        check_inited(c);
         if (c->cfg->max_total_time_s &&
             clock_now_ms() - c->start_ms >= (int64_t)c->cfg->max_total_time_s * 1000)
                 c->stopping = true;
@@ -974,14 +1027,27 @@ static int prepare_outdir(Coordinator *c)
         return 0;
 }
 
+/* Where new corpus entries go: OUT/corpus, or the front end's directory
+ * (SfRunConfig.corpus_out). */
+static void corpus_out_dir(const Coordinator *c, char *buf, size_t cap)
+{
+        if (c->cfg->corpus_out)
+                snprintf(buf, cap, "%s", c->cfg->corpus_out);
+        else
+                snprintf(buf, cap, "%s/corpus", c->cfg->out_dir);
+}
+
 static int load_seeds(Coordinator *c)
 {
         char path[4096];
         size_t truncated = 0;
         size_t cap = c->cfg->max_len ? c->cfg->max_len : RECORD_MAX_LEN_LIMIT;
 
+        /* A front end's own output corpus is one of its corpus_dirs: read
+         * as seeds (never removed), not resumed from OUT/corpus. */
         snprintf(path, sizeof(path), "%s/corpus", c->cfg->out_dir);
-        int r = corpus_read_dir(path, cap, &c->seeds, &c->n_seeds, &truncated);
+        int r = c->cfg->corpus_out ? -ENOENT
+                                   : corpus_read_dir(path, cap, &c->seeds, &c->n_seeds, &truncated);
         if (r < 0 && r != -ENOENT) {
                 log_error("cannot read %s: %s", path, strerror(-r));
                 return r == -ENOMEM ? r : -EINVAL;
@@ -1039,6 +1105,7 @@ static WprocConfig worker_config(const Coordinator *c, size_t i, char *log, size
              * to load the real coordinator with more workers than cores. */
             .exe = getenv("SNAPFUZZ_WORKER_EXE"),
             .target = c->cfg->target_abs,
+            .builtin = c->cfg->builtin_target,
             .max_len = c->cfg->max_len,
             .timeout_ms = c->cfg->timeout_ms,
             .rss_limit_mb = c->cfg->rss_limit_mb,
@@ -1221,7 +1288,7 @@ static int coordinator_init(Coordinator *c)
         if (c->reproducible)
                 schedule_set_fixed_length(c->sched, COORD_REPRODUCIBLE_ITERS);
         char corpus_dir[4096];
-        snprintf(corpus_dir, sizeof(corpus_dir), "%s/corpus", cfg->out_dir);
+        corpus_out_dir(c, corpus_dir, sizeof(corpus_dir));
         r = corpus_new(&c->corpus, corpus_dir);
         if (r < 0) {
                 log_error("cannot create %s: %s; choose another output directory with --out",
@@ -1278,7 +1345,9 @@ static int coordinator_start(Coordinator *c)
         }
         /* After the helper's fork and the signal mask: the writer thread
          * is the coordinator's alone and never takes a signal. */
-        r = corpusw_new(&c->corpus_w, cfg->out_dir);
+        char corpus_dir[4096];
+        corpus_out_dir(c, corpus_dir, sizeof(corpus_dir));
+        r = corpusw_new(&c->corpus_w, corpus_dir);
         if (r < 0)
                 return r;
         /* Nothing is printed before the target is known to load, so that a
@@ -1314,7 +1383,9 @@ static void report(Coordinator *c)
         if (now - c->last_status_ms < (int64_t)c->cfg->status_every_s * 1000)
                 return;
         c->last_status_ms = now;
-        print_status(c, "");
+        if (!c->cfg->on_event)
+                print_status(c, "");
+        emit(c, &(SfEvent){.type = SF_EVENT_PULSE});
         (void)write_stats(c, "running");
         save_autodict(c);
 }
@@ -1346,7 +1417,8 @@ static void coordinator_finish(Coordinator *c, bool started)
         if (corpusw_finish(c->corpus_w) < 0)
                 c->internal_error = true;
         save_autodict(c);
-        print_status(c, "done ");
+        if (!c->cfg->on_event)
+                print_status(c, "done ");
         crashtally_summary(c->tally);
         sandboxlog_summary(c->sandbox_log);
         (void)write_stats(c, c->interrupted ? "interrupted" : "done");
@@ -1364,6 +1436,7 @@ static void coordinator_finish(Coordinator *c, bool started)
                          c->lost, c->lost == 1 ? "" : "es");
         if (!c->stored && !c->lost)
                 log_info("no crash found");
+        emit(c, &(SfEvent){.type = SF_EVENT_DONE});
 }
 
 static void coordinator_deinit(Coordinator *c)

@@ -33,14 +33,14 @@ struct CorpusWriter {
         uint64_t lost;
 };
 
-int corpusw_new(CorpusWriter **ret, const char *out_dir)
+int corpusw_new(CorpusWriter **ret, const char *corpus_dir)
 {
         CorpusWriter *w = calloc(1, sizeof(*w));
         int r;
         if (!w)
                 return -ENOMEM;
         w->rescue_fd = -1;
-        snprintf(w->dir, sizeof(w->dir), "%s/corpus", out_dir);
+        snprintf(w->dir, sizeof(w->dir), "%s", corpus_dir);
         w->dirfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (w->dirfd < 0) {
                 r = -errno;

@@ -18,9 +18,9 @@
 
 typedef struct CorpusWriter CorpusWriter;
 
-/* Starts writing into @out_dir/corpus (which must exist). Returns 0 or a
- * negative errno after one line for a person. */
-int corpusw_new(CorpusWriter **ret, const char *out_dir);
+/* Starts writing into @corpus_dir (OUT/corpus, which must exist). Returns
+ * 0 or a negative errno after one line for a person. */
+int corpusw_new(CorpusWriter **ret, const char *corpus_dir);
 void corpusw_free(CorpusWriter *w);
 
 /* Queues an entry under its content's name. Returns 0, or a negative errno

@@ -15,6 +15,19 @@ int engine_run(SfRunConfig *cfg)
         return coordinator_run(cfg);
 }
 
+void engine_target_builtin(const SfBuiltinTarget *t)
+{
+        WorkerBuiltin b = {0};
+        if (t)
+                b = (WorkerBuiltin){
+                    .test = t->test,
+                    .init = t->init,
+                    .mutate = t->mutate,
+                    .crossover = t->crossover,
+                };
+        worker_builtin_set(t ? &b : NULL);
+}
+
 int engine_worker_main(int argc, char **argv)
 {
         return worker_main(argc, argv);

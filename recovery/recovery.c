@@ -161,6 +161,7 @@ static void helper_wproc_config(const Helper *hp, size_t max_len, char *log, siz
             .output_log = mode && strcmp(mode, "log") == 0 ? log : NULL,
             .close_fd_mask = hp->cfg->close_fd_mask,
             .target = hp->cfg->target,
+            .builtin = hp->cfg->builtin,
             .max_len = max_len,
             .timeout_ms = hp->cfg->timeout_ms,
             .rss_limit_mb = hp->cfg->rss_limit_mb,

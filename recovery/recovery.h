@@ -16,10 +16,12 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct RecoveryConfig {
         const char *target; /* absolute path */
+        bool builtin;       /* the target is the executable's own (WprocConfig.builtin) */
         const char *out_dir;
         size_t max_len;
         unsigned timeout_ms;

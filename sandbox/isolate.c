@@ -23,6 +23,7 @@
 #include "sandbox/internal.h"
 #include "sandbox/sandbox.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -67,6 +68,21 @@ static const char *const shadow_runtimes[] = {
     "libclang_rt.asan", "libasan.so",   "libclang_rt.msan",   "libclang_rt.tsan",
     "libtsan.so",       "libhwasan.so", "libclang_rt.hwasan", "libclang_rt.dfsan",
 };
+
+/* The same runtimes linked statically into the executable (a libFuzzer
+ * drop-in binary built with -fsanitize=address): no library to see, but
+ * their entry points are exported. */
+static const char *const shadow_symbols[] = {
+    "__asan_init", "__msan_init", "__tsan_init", "__hwasan_init", "__dfsan_union",
+};
+
+static bool shadow_runtime_linked_in(void)
+{
+        for (size_t i = 0; i < sizeof(shadow_symbols) / sizeof(shadow_symbols[0]); i++)
+                if (dlsym(RTLD_DEFAULT, shadow_symbols[i]))
+                        return true;
+        return false;
+}
 
 static int find_shadow_runtime(struct dl_phdr_info *info, size_t size, void *found)
 {
@@ -153,6 +169,8 @@ int sandbox_prepare(Sandbox *s)
         s->prepared = true;
 
         (void)dl_iterate_phdr(find_shadow_runtime, &s->sanitizer);
+        if (!s->sanitizer)
+                s->sanitizer = shadow_runtime_linked_in();
         if (s->sanitizer && s->mode != SANDBOX_OFF) {
                 /* Its reports read /proc/self/maps: through the worker. */
                 int r;

@@ -50,13 +50,13 @@ static int64_t now_ms(void)
         return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static char **make_argv(const char *const *args)
+static char **make_argv(const char *exe, const char *const *args)
 {
         size_t n = 0;
         while (args[n])
                 n++;
         char **argv = calloc(n + 2, sizeof(char *));
-        argv[0] = (char *)sf_env("SNAPFUZZ_BIN");
+        argv[0] = (char *)exe;
         for (size_t i = 0; i < n; i++)
                 argv[i + 1] = (char *)args[i];
         return argv;
@@ -73,10 +73,15 @@ static int exit_code_of(int status)
 
 void sf_run(SfRun *r, int timeout_s, const char *const *args)
 {
+        sf_run_exe(r, timeout_s, sf_env("SNAPFUZZ_BIN"), args);
+}
+
+void sf_run_exe(SfRun *r, int timeout_s, const char *exe, const char *const *args)
+{
         int out[2], err[2];
         cr_assert_eq(pipe(out), 0);
         cr_assert_eq(pipe(err), 0);
-        char **argv = make_argv(args);
+        char **argv = make_argv(exe, args);
         pid_t pid = fork();
         cr_assert_geq(pid, 0);
         if (pid == 0) {
@@ -148,7 +153,7 @@ void sf_run_free(SfRun *r)
 pid_t sf_start(const char *dir, const char *const *args)
 {
         char path[512];
-        char **argv = make_argv(args);
+        char **argv = make_argv(sf_env("SNAPFUZZ_BIN"), args);
         pid_t pid = fork();
         cr_assert_geq(pid, 0);
         if (pid == 0) {

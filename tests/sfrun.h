@@ -27,6 +27,8 @@ char *sf_tmpdir(void);
 /* Runs snapfuzz with @args (NULL-terminated, without argv[0]), waits at
  * most @timeout_s seconds (then kills it and fails the test). */
 void sf_run(SfRun *r, int timeout_s, const char *const *args);
+/* The same for another executable @exe (a libFuzzer drop-in binary). */
+void sf_run_exe(SfRun *r, int timeout_s, const char *exe, const char *const *args);
 void sf_run_free(SfRun *r);
 
 /* Starts snapfuzz in the background with stdout/stderr to files in @dir. */

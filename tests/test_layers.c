@@ -9,6 +9,8 @@
  *   recovery/         replay, triage, minimization, the recovery helper
  *   engine/           the coordinator and the engine's public entry points
  *   app/              the snapfuzz command line
+ *   fuzzer/           the libFuzzer drop-in (beside app/: neither includes
+ *                     the other)
  *
  * The source root comes from SF_SOURCE_ROOT (tests/meson.build).
  */
@@ -23,7 +25,7 @@ static const struct {
         int rank;
 } layers[] = {
     {"include/snapfuzz", 0}, {"core", 1},   {"sandbox", 1}, {"worker", 2},
-    {"recovery", 3},         {"engine", 4}, {"app", 5},
+    {"recovery", 3},         {"engine", 4}, {"app", 5},     {"fuzzer", 5},
 };
 #define N_LAYERS (sizeof(layers) / sizeof(layers[0]))
 
@@ -156,4 +158,13 @@ Test(layers, an_include_from_a_lower_layer_upward_is_reported)
         cr_assert_gt(layers[layer_of("engine/coordinator.h")].rank,
                      layers[layer_of("worker/runner.c")].rank);
         cr_assert_eq(layer_of("bench/simworker.c"), -1);
+}
+
+/* The two front ends are beside each other: same rank, different layers. */
+Test(layers, the_front_ends_are_beside_each_other)
+{
+        int app = layer_of("app/main.c"), fuzzer = layer_of("fuzzer/driver.c");
+        cr_assert(app >= 0 && fuzzer >= 0 && app != fuzzer);
+        cr_assert_eq(layers[app].rank, layers[fuzzer].rank);
+        cr_assert_gt(layers[fuzzer].rank, layers[layer_of("engine/engine.c")].rank);
 }

@@ -61,8 +61,12 @@ cJSON *proto_msg_new(const char *type);
 
 /* ---- The command line ---- */
 
+/* The --target that names the executable's own, built-in target
+ * (worker_builtin_set): no path can be this. */
+#define PROTO_TARGET_SELF ":self"
+
 typedef struct WorkerArgs {
-        const char *target; /* the target .so (required) */
+        const char *target; /* the target .so, or PROTO_TARGET_SELF (required) */
         int cmd_fd;         /* commands come in here */
         int evt_fd;         /* events go out here */
         int shm_fd;         /* the shared record, a memfd */

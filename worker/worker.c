@@ -133,6 +133,49 @@ static void worker_send_pong(Worker *w)
         cJSON_Delete(p);
 }
 
+static WorkerBuiltin builtin;
+static bool builtin_set;
+
+void worker_builtin_set(const WorkerBuiltin *b)
+{
+        builtin_set = b && b->test;
+        if (builtin_set)
+                builtin = *b;
+}
+
+const WorkerBuiltin *worker_builtin_get(void)
+{
+        return builtin_set ? &builtin : NULL;
+}
+
+/* The executable's own target (PROTO_TARGET_SELF): nothing to load or to
+ * rebind (the static linker bound the harness to its own symbols). Its
+ * LLVMFuzzerInitialize gets the executable's path as argv[0]. */
+static int worker_load_builtin(Worker *w)
+{
+        static char exe[4096];
+        static char *argv_store[2];
+        if (!builtin_set) {
+                worker_send_error(w, PROTO_WHAT_ENTRY,
+                                  "this executable has no built-in target (it is not a "
+                                  "libFuzzer drop-in binary)");
+                return -ENOENT;
+        }
+        w->test = builtin.test;
+        w->custom.mutate = builtin.mutate;
+        w->custom.crossover = builtin.crossover;
+        w->has_custom = builtin.mutate || builtin.crossover;
+        if (builtin.init) {
+                ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+                exe[n > 0 ? n : 0] = 0;
+                argv_store[0] = exe;
+                int argc = 1;
+                char **argv = argv_store;
+                builtin.init(&argc, &argv);
+        }
+        return 0;
+}
+
 /* Loads the target and runs its LLVMFuzzerInitialize. 0, or a negative
  * errno after telling whoever started us (-ENOEXEC: dlopen failed;
  * -ENOENT: no LLVMFuzzerTestOneInput). */
@@ -140,6 +183,8 @@ static int worker_load(Worker *w)
 {
         char msg[1024];
 
+        if (strcmp(w->args.target, PROTO_TARGET_SELF) == 0)
+                return worker_load_builtin(w);
         w->handle = dlopen(w->args.target, RTLD_NOW | RTLD_LOCAL);
         if (!w->handle) {
                 const char *e = dlerror();

@@ -5,6 +5,7 @@
  * dies before saying hello is diagnosed from its wait status, so a target
  * whose constructor crashes gets one clear line, not a protocol error.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -150,6 +151,20 @@ static _Noreturn void wproc_child(const WorkerArgs *args, const SanitizerInfo *s
         _exit(WORKER_EXIT_INTERNAL);
 }
 
+/* A built-in target's sanitizers are this executable's: its runtime is
+ * linked in (found by name, as the ASan and UBSan runtimes export their
+ * entry points), so nothing is preloaded, but the options the sandbox
+ * depends on still go into the worker's environment. */
+static int wproc_builtin_sanitizers(SanitizerInfo *ret)
+{
+        *ret = (SanitizerInfo){
+            .asan = dlsym(RTLD_DEFAULT, "__asan_init") != NULL,
+            .ubsan = dlsym(RTLD_DEFAULT, "__ubsan_handle_add_overflow") != NULL,
+            .msan = dlsym(RTLD_DEFAULT, "__msan_init") != NULL,
+        };
+        return 0;
+}
+
 int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
 {
         int cmd[2] = {-1, -1}, evt[2] = {-1, -1};
@@ -161,7 +176,8 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
         r = wproc_new(&w, cfg, err, errlen);
         if (r < 0 || !w)
                 return r < 0 ? r : -ENOMEM;
-        r = sanitizer_detect(cfg->target, &san, err, errlen);
+        r = cfg->builtin ? wproc_builtin_sanitizers(&san)
+                         : sanitizer_detect(cfg->target, &san, err, errlen);
         if (r < 0) {
                 r = WPROC_ERR_LOAD;
                 goto err_free;
@@ -176,7 +192,7 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                 goto err_pipes;
         }
         WorkerArgs args = {
-            .target = cfg->target,
+            .target = cfg->builtin ? PROTO_TARGET_SELF : cfg->target,
             .cmd_fd = cmd[0],
             .evt_fd = evt[1],
             .shm_fd = w->shm_fd,

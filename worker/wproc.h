@@ -20,7 +20,10 @@
 
 typedef struct WprocConfig {
         const char *exe;    /* the snapfuzz executable; NULL: /proc/self/exe */
-        const char *target; /* path of the target .so */
+        const char *target; /* path of the target .so (the executable's, with builtin) */
+        /* The target is the executable's own (worker_builtin_set): the
+         * worker is told PROTO_TARGET_SELF and loads nothing. */
+        bool builtin;
         size_t max_len;
         unsigned timeout_ms;
         unsigned rss_limit_mb;    /* 0: no limit */

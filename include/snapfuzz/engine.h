@@ -17,6 +17,42 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "snapfuzz/target.h"
+
+/* What a front end hears of a run while it goes (SfRunConfig.on_event):
+ * enough to print libFuzzer's log lines and write its artifacts. */
+typedef enum SfEventType {
+        SF_EVENT_INITED, /* every seed has run */
+        SF_EVENT_NEW,    /* an input with new coverage joined the corpus */
+        SF_EVENT_REDUCE, /* a shorter input took a corpus entry's place */
+        SF_EVENT_CRASH,  /* a crash was stored (crash_* fields) */
+        SF_EVENT_PULSE,  /* every status_every_s seconds: the figures */
+        SF_EVENT_DONE,   /* the run is over (after the last crash event) */
+} SfEventType;
+
+typedef struct SfEvent {
+        SfEventType type;
+        uint64_t execs;        /* executions so far */
+        uint64_t edges;        /* counters hit so far */
+        uint64_t features;     /* features seen so far */
+        size_t corpus;         /* corpus entries */
+        uint64_t corpus_bytes; /* their total size */
+        double elapsed_s;
+        /* NEW and REDUCE: the input (valid during the call). */
+        const uint8_t *data;
+        size_t len;
+        /* CRASH: the stored crash's id, kind (crash.json's), message, its
+         * directory (OUT/crashes/<id>, holding `input`), whether the id is
+         * new in this output directory. */
+        const char *crash_id;
+        const char *crash_kind;
+        const char *crash_message;
+        const char *crash_dir;
+        bool crash_new;
+} SfEvent;
+
+typedef void (*SfEventFn)(const SfEvent *e, void *ctx);
+
 /* What `snapfuzz run` was asked to do. */
 typedef struct SfRunConfig {
         const char *target;        /* as given on the command line */
@@ -49,6 +85,20 @@ typedef struct SfRunConfig {
          * sanitized and rate-limited, and logged) or "discard". */
         const char *target_output;
         unsigned close_fd_mask; /* --close-fd-mask: libFuzzer's -close_fd_mask */
+        /* For front ends other than the CLI (all zero in `snapfuzz run`): */
+        /* The target is this executable's own, registered with
+         * engine_target_builtin(); target_abs is the executable's path
+         * (crash.json, stats.json) and nothing is dlopen()ed. */
+        bool builtin_target;
+        /* New corpus entries go here instead of OUT/corpus, which is then
+         * neither written nor resumed (libFuzzer's first corpus directory;
+         * it must also be one of corpus_dirs to be read). */
+        const char *corpus_out;
+        bool seeds_only; /* stop once every seed has run (libFuzzer's -runs=0) */
+        /* Called from the coordinator's loop; with it set, the engine
+         * prints no status lines of its own (the front end reports). */
+        SfEventFn on_event;
+        void *event_ctx;
 } SfRunConfig;
 
 /* Outcomes of engine_run. */
@@ -71,6 +121,21 @@ int engine_status(const char *out_dir);
  * argv (from "__worker" on) here and exits with the result, a
  * WORKER_EXIT_* code (snapfuzz/exitcode.h). */
 int engine_worker_main(int argc, char **argv);
+
+/* The functions of a target linked into the executable itself (the
+ * libFuzzer drop-in), for SfRunConfig.builtin_target: its workers, the
+ * recovery helper's verification worker and single-input runs call these
+ * instead of loading a .so. test is required; the others may be NULL. */
+typedef struct SfBuiltinTarget {
+        TargetTestOneInput test;
+        TargetInitialize init;
+        TargetCustomMutator mutate;
+        TargetCustomCrossOver crossover;
+} SfBuiltinTarget;
+
+/* Registers the executable's own target; call before engine_run or
+ * engine_worker_main. @t is copied. */
+void engine_target_builtin(const SfBuiltinTarget *t);
 
 /* Whether a failure was caused by what the user gave (an option, a
  * target, a directory, a file, a crash record) rather than by snapfuzz or

@@ -1,0 +1,418 @@
+/*
+ * The libFuzzer drop-in (fuzzer/, libsnapfuzz-fuzzer.a) from the outside:
+ * real harness binaries linked with it in one compiler line
+ * (tests/dropin/meson.build), driven with libFuzzer's command line, checked
+ * by what libFuzzer's users look at: the log lines, the artifact files,
+ * the output corpus and the exit status.
+ *
+ * The fuzzing tests are random: each prints its -seed, and SF_TEST_SEED
+ * replays one.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sfrun.h"
+
+static const char *dropin(const char *name)
+{
+        char var[128];
+        snprintf(var, sizeof(var), "SF_DROPIN_%s", name);
+        return sf_env(var);
+}
+
+static unsigned test_seed(void)
+{
+        const char *s = getenv("SF_TEST_SEED");
+        unsigned seed = s && *s ? (unsigned)strtoul(s, NULL, 10) : (unsigned)getpid() * 2654435761u;
+        seed = seed ? seed : 1;
+        fprintf(stderr, "test_dropin: -seed=%u (replay with SF_TEST_SEED=%u)\n", seed, seed);
+        return seed;
+}
+
+/* The one file in @dir whose name starts with @prefix (NULL when none or
+ * several). The caller frees it. */
+static char *only_file(const char *dir, const char *prefix)
+{
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        char *found = NULL;
+        int n = 0;
+        cr_assert_not_null(d, "%s", dir);
+        while ((e = readdir(d)))
+                if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+                        n++;
+                        free(found);
+                        found = malloc(strlen(dir) + strlen(e->d_name) + 2);
+                        sprintf(found, "%s/%s", dir, e->d_name);
+                }
+        closedir(d);
+        if (n != 1) {
+                free(found);
+                return NULL;
+        }
+        return found;
+}
+
+static int count_entries(const char *dir)
+{
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        int n = 0;
+        if (!d)
+                return -1;
+        while ((e = readdir(d)))
+                n += e->d_name[0] != '.';
+        closedir(d);
+        return n;
+}
+
+/* The SHA-1 of a file, by sha1sum (an independent implementation). */
+static void sha1_of(const char *path, char ret[41])
+{
+        char cmd[PATH_MAX + 32];
+        snprintf(cmd, sizeof(cmd), "sha1sum '%s'", path);
+        FILE *p = popen(cmd, "r");
+        cr_assert_not_null(p);
+        cr_assert_eq(fscanf(p, "%40s", ret), 1);
+        pclose(p);
+}
+
+/* The artifact of a run: the one PREFIX-file in @dir, named by the SHA-1
+ * of its content (libFuzzer's naming), whose content starts with @start. */
+static void check_artifact(const char *dir, const char *prefix, const char *start)
+{
+        char *path = only_file(dir, prefix);
+        cr_assert_not_null(path, "no single %s* artifact in %s", prefix, dir);
+        char sha[41];
+        sha1_of(path, sha);
+        cr_expect_str_eq(strrchr(path, '/') + 1 + strlen(prefix), sha,
+                         "the artifact %s is not named by its SHA-1", path);
+        size_t len;
+        uint8_t *data = sf_read(path, &len);
+        cr_assert_not_null(data);
+        cr_expect(len >= strlen(start) && memcmp(data, start, strlen(start)) == 0,
+                  "the artifact %s does not start with %s", path, start);
+        free(data);
+        free(path);
+}
+
+/* Fuzzes binary @name into @dir/corpus (created) with artifacts in @dir/
+ * and the engine's work directory under @dir/tmp (TMPDIR), plus @extra
+ * flags (NULL-terminated, at most 4). */
+static void fuzz(SfRun *r, const char *name, const char *dir, const char *const *extra)
+{
+        char corpus[PATH_MAX], prefix[PATH_MAX], tmp[PATH_MAX], seed[32];
+        snprintf(corpus, sizeof(corpus), "%s/corpus", dir);
+        snprintf(prefix, sizeof(prefix), "-artifact_prefix=%s/", dir);
+        snprintf(tmp, sizeof(tmp), "%s/tmp", dir);
+        snprintf(seed, sizeof(seed), "-seed=%u", test_seed());
+        cr_assert_eq(mkdir(corpus, 0755), 0);
+        cr_assert_eq(mkdir(tmp, 0755), 0);
+        setenv("TMPDIR", tmp, 1);
+        const char *args[12] = {corpus, prefix, seed, "-max_total_time=150"};
+        int n = 4;
+        for (int i = 0; extra && extra[i] && n < 11; i++)
+                args[n++] = extra[i];
+        sf_run_exe(r, 240, dropin(name), args);
+        unsetenv("TMPDIR");
+}
+
+Test(dropin, a_plain_build_fuzzes_to_its_bug_as_libfuzzer_would)
+{
+        char *dir = sf_tmpdir();
+        SfRun r;
+        fuzz(&r, "magic_plain", dir, NULL);
+        cr_expect_eq(r.exit_code, 77, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "INFO: Seed: "), "%s", r.err);
+        cr_expect(strstr(r.err, "INFO: Loaded 1 modules   ("), "%s", r.err);
+        cr_expect(strstr(r.err, "\tINITED cov: "), "%s", r.err);
+        cr_expect(strstr(r.err, "\tNEW    cov: "), "%s", r.err);
+        cr_expect(strstr(r.err, "ERROR: libFuzzer: deadly signal"), "%s", r.err);
+        char want[PATH_MAX];
+        snprintf(want, sizeof(want), "artifact_prefix='%s/'; Test unit written to %s/crash-", dir,
+                 dir);
+        cr_expect(strstr(r.err, want), "no '%s' in:\n%s", want, r.err);
+        check_artifact(dir, "crash-", "SNAPDROP");
+        /* New inputs went to the first corpus directory, named by SHA-1. */
+        char corpus[PATH_MAX], tmp[PATH_MAX];
+        snprintf(corpus, sizeof(corpus), "%s/corpus", dir);
+        cr_expect_gt(count_entries(corpus), 0);
+        /* The engine's work directory is gone once the artifact is out. */
+        snprintf(tmp, sizeof(tmp), "%s/tmp", dir);
+        cr_expect_eq(count_entries(tmp), 0, "the work directory was left in %s", tmp);
+        sf_run_free(&r);
+        free(dir);
+}
+
+Test(dropin, an_asan_build_reports_the_sanitizer_bug_and_exits_as_asan)
+{
+        char *dir = sf_tmpdir();
+        SfRun r;
+        fuzz(&r, "magic_asan", dir, NULL);
+        cr_expect_eq(r.exit_code, 1, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "ERROR: AddressSanitizer: heap-buffer-overflow"), "%s", r.err);
+        check_artifact(dir, "crash-", "SNAPDROP");
+        sf_run_free(&r);
+        free(dir);
+}
+
+Test(dropin, a_ubsan_build_finds_its_overflow)
+{
+        char *dir = sf_tmpdir();
+        SfRun r;
+        fuzz(&r, "magic_ubsan", dir, NULL);
+        cr_expect_eq(r.exit_code, 1, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "runtime error: signed integer overflow"), "%s", r.err);
+        check_artifact(dir, "crash-", "SNAPDROP");
+        sf_run_free(&r);
+        free(dir);
+}
+
+Test(dropin, a_cxx_harness_links_with_clangxx_and_fuzzes)
+{
+        char *dir = sf_tmpdir();
+        SfRun r;
+        fuzz(&r, "cxx_asan", dir, NULL);
+        cr_expect_eq(r.exit_code, 77, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        check_artifact(dir, "crash-", "SNAPDROP");
+        sf_run_free(&r);
+        free(dir);
+}
+
+Test(dropin, a_harness_with_its_own_main_calls_the_driver)
+{
+        char *dir = sf_tmpdir();
+        SfRun r;
+        fuzz(&r, "own_main", dir, NULL);
+        cr_expect_eq(r.exit_code, 77, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        check_artifact(dir, "crash-", "SNAPDROP");
+        sf_run_free(&r);
+        free(dir);
+}
+
+/* The harness's vendored cJSON, seccomp_init and rand are what it calls,
+ * and the engine's are the engine's (tests/dropin/ownsyms.c). */
+Test(dropin, the_harness_and_the_engine_each_keep_their_own_symbols)
+{
+        char *dir = sf_tmpdir();
+        SfRun r;
+        fuzz(&r, "ownsyms", dir, NULL);
+        cr_expect_eq(r.exit_code, 77, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        check_artifact(dir, "crash-", "ow");
+        sf_run_free(&r);
+        free(dir);
+}
+
+Test(dropin, a_sandbox_escape_is_still_stopped_and_reported)
+{
+        char *dir = sf_tmpdir();
+        char escaped[PATH_MAX];
+        snprintf(escaped, sizeof(escaped), "%s/escaped", dir);
+        setenv("SNAPFUZZ_TEST_ESCAPE_FILE", escaped, 1);
+        SfRun r;
+        fuzz(&r, "escape_open", dir, NULL);
+        unsetenv("SNAPFUZZ_TEST_ESCAPE_FILE");
+        cr_expect_eq(r.exit_code, 77, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "sandbox"), "%s", r.err);
+        cr_expect_eq(access(escaped, F_OK), -1, "the target created %s", escaped);
+        check_artifact(dir, "crash-", "O");
+        sf_run_free(&r);
+        free(dir);
+}
+
+/* crash.json names the executable, and the recovery helper's verification
+ * worker (the same binary, exec'd) reproduced the crash. */
+Test(dropin, the_crash_record_names_the_binary_and_was_verified)
+{
+        char *dir = sf_tmpdir();
+        char work[PATH_MAX], flag[PATH_MAX + 32], exe[PATH_MAX];
+        snprintf(work, sizeof(work), "%s/work", dir);
+        snprintf(flag, sizeof(flag), "-snapfuzz_out=%s", work);
+        const char *extra[] = {flag, NULL};
+        SfRun r;
+        fuzz(&r, "magic_plain", dir, extra);
+        cr_expect_eq(r.exit_code, 77, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        char *id = sf_only_crash(work);
+        char *target = sf_crash_field(work, id, "target");
+        cr_assert_not_null(realpath(dropin("magic_plain"), exe));
+        cr_expect_str_eq(target, exe);
+        char *kind = sf_crash_field(work, id, "kind");
+        cr_expect_str_eq(kind, "ill");
+        free(kind);
+        free(target);
+        free(id);
+        sf_run_free(&r);
+        free(dir);
+}
+
+/* OSS-Fuzz's bad_build_check runs `-seed=1337 -runs=4` and wants "Done 4 runs". */
+Test(dropin, runs_n_runs_exactly_n_inputs)
+{
+        SfRun r;
+        const char *args[] = {"-seed=1337", "-runs=4", NULL};
+        sf_run_exe(&r, 60, dropin("magic_plain"), args);
+        cr_expect_eq(r.exit_code, 0, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "\tDONE   cov: "), "%s", r.err);
+        cr_expect(strstr(r.err, "Done 4 runs in "), "%s", r.err);
+        sf_run_free(&r);
+}
+
+Test(dropin, runs_zero_runs_the_seeds_and_stops)
+{
+        char *dir = sf_tmpdir();
+        for (int i = 0; i < 3; i++) {
+                char p[PATH_MAX];
+                snprintf(p, sizeof(p), "%s/seed%d", dir, i);
+                FILE *f = fopen(p, "w");
+                cr_assert_not_null(f);
+                fprintf(f, "seed number %d", i);
+                fclose(f);
+        }
+        SfRun r;
+        const char *args[] = {dir, "-runs=0", NULL};
+        sf_run_exe(&r, 60, dropin("magic_plain"), args);
+        cr_expect_eq(r.exit_code, 0, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "INFO:        3 files found in"), "%s", r.err);
+        cr_expect(strstr(r.err, "#3\tINITED cov: "), "%s", r.err);
+        cr_expect(strstr(r.err, "Done 3 runs in "), "%s", r.err);
+        sf_run_free(&r);
+        free(dir);
+}
+
+static char *write_input(const char *dir, const char *name, const char *content)
+{
+        char *p = malloc(PATH_MAX);
+        snprintf(p, PATH_MAX, "%s/%s", dir, name);
+        FILE *f = fopen(p, "w");
+        cr_assert_not_null(f);
+        fputs(content, f);
+        fclose(f);
+        return p;
+}
+
+Test(dropin, input_files_are_run_once_each_as_libfuzzer_does)
+{
+        char *dir = sf_tmpdir();
+        char *ok = write_input(dir, "ok", "hello");
+        char *bad = write_input(dir, "bad", "SNAPDROP!");
+        SfRun r;
+        const char *args[] = {ok, NULL};
+        sf_run_exe(&r, 60, dropin("magic_plain"), args);
+        cr_expect_eq(r.exit_code, 0, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "Running: "), "%s", r.err);
+        cr_expect(strstr(r.err, "Executed "), "%s", r.err);
+        cr_expect(strstr(r.err, "NOTE: fuzzing was not performed"), "%s", r.err);
+        sf_run_free(&r);
+        /* ClusterFuzz's reproduce: -runs=100 on a crash file exits non-zero. */
+        const char *args2[] = {"-runs=100", bad, NULL};
+        sf_run_exe(&r, 60, dropin("magic_plain"), args2);
+        cr_expect_eq(r.exit_code, 77, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "ERROR: libFuzzer: deadly signal"), "%s", r.err);
+        sf_run_free(&r);
+        const char *args3[] = {bad, NULL};
+        sf_run_exe(&r, 60, dropin("magic_asan"), args3);
+        cr_expect_eq(r.exit_code, 1, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "ERROR: AddressSanitizer: heap-buffer-overflow"), "%s", r.err);
+        sf_run_free(&r);
+        free(ok);
+        free(bad);
+        free(dir);
+}
+
+/* The drop-in's memcmp is weak: AddressSanitizer's interceptor stays, and
+ * reports a memcmp that reads 8 bytes of a 1-byte input (ours would stop
+ * at the first difference, unseen by ASan). */
+Test(dropin, asan_keeps_its_own_memcmp_interceptor)
+{
+        char *dir = sf_tmpdir();
+        char *m = write_input(dir, "m", "M");
+        SfRun r;
+        const char *args[] = {m, NULL};
+        sf_run_exe(&r, 60, dropin("memcmp_asan"), args);
+        cr_expect_eq(r.exit_code, 1, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "READ of size 8"), "%s", r.err);
+        sf_run_free(&r);
+        free(m);
+        free(dir);
+}
+
+/* ClusterFuzz sets ASAN_OPTIONS; they reach the runners (here, one that
+ * makes ASan print a SCARINESS line in its report). */
+Test(dropin, asan_options_from_the_environment_reach_the_runners)
+{
+        char *dir = sf_tmpdir();
+        setenv("ASAN_OPTIONS", "print_scariness=1", 1);
+        SfRun r;
+        fuzz(&r, "magic_asan", dir, NULL);
+        unsetenv("ASAN_OPTIONS");
+        cr_expect_eq(r.exit_code, 1, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "SCARINESS: "), "%s", r.err);
+        sf_run_free(&r);
+        free(dir);
+}
+
+Test(dropin, flags_are_read_as_libfuzzer_reads_them)
+{
+        SfRun r;
+        const char *args[] = {"-no_such_flag=3",      "--also=1", "-reload=0", "-runs=2",
+                              "-print_final_stats=1", NULL};
+        sf_run_exe(&r, 60, dropin("magic_plain"), args);
+        cr_expect_eq(r.exit_code, 0, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "WARNING: unrecognized flag '-no_such_flag=3'; use -help=1"), "%s",
+                  r.err);
+        cr_expect(strstr(r.err, "INFO: libFuzzer ignores flags that start with '--'"), "%s", r.err);
+        cr_expect_null(strstr(r.err, "'-reload=0'"), "a libFuzzer flag was called unknown");
+        cr_expect(strstr(r.err, "Done 2 runs in "), "%s", r.err);
+        cr_expect(strstr(r.err, "stat::number_of_executed_units: 2"), "%s", r.err);
+        sf_run_free(&r);
+}
+
+Test(dropin, bad_input_gets_one_line_and_libfuzzers_error_status)
+{
+        SfRun r;
+        const char *missing[] = {"/nonexistent/corpus", NULL};
+        sf_run_exe(&r, 60, dropin("magic_plain"), missing);
+        cr_expect_eq(r.exit_code, 1);
+        cr_expect(strstr(r.err, "ERROR: The required directory \"/nonexistent/corpus\" does "
+                                "not exist"),
+                  "%s", r.err);
+        sf_run_free(&r);
+        const char *bad_value[] = {"-runs=many", NULL};
+        sf_run_exe(&r, 60, dropin("magic_plain"), bad_value);
+        cr_expect_eq(r.exit_code, 1);
+        cr_expect(strstr(r.err, "ERROR: -runs takes a whole number, not 'many'"), "%s", r.err);
+        sf_run_free(&r);
+        char *dir = sf_tmpdir();
+        const char *merge[] = {"-merge=1", dir, dir, NULL};
+        sf_run_exe(&r, 60, dropin("magic_plain"), merge);
+        cr_expect_eq(r.exit_code, 1);
+        cr_expect(strstr(r.err, "ERROR: -merge=1 is not supported"), "%s", r.err);
+        sf_run_free(&r);
+        free(dir);
+}
+
+Test(dropin, exact_artifact_path_names_the_one_artifact)
+{
+        char *dir = sf_tmpdir();
+        char exact[PATH_MAX], flag[PATH_MAX + 32];
+        snprintf(exact, sizeof(exact), "%s/the-crash", dir);
+        snprintf(flag, sizeof(flag), "-exact_artifact_path=%s", exact);
+        const char *extra[] = {flag, NULL};
+        SfRun r;
+        fuzz(&r, "magic_plain", dir, extra);
+        cr_expect_eq(r.exit_code, 77, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        size_t len;
+        uint8_t *data = sf_read(exact, &len);
+        cr_assert_not_null(data, "no %s", exact);
+        cr_expect(len >= 8 && memcmp(data, "SNAPDROP", 8) == 0);
+        cr_expect_null(only_file(dir, "crash-"));
+        free(data);
+        sf_run_free(&r);
+        free(dir);
+}
