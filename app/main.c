@@ -1,6 +1,6 @@
 /*
  * The command line: `snapfuzz run`, `snapfuzz reproduce`, `snapfuzz
- * minimize`, `snapfuzz crashes`, and the internal
+ * minimize`, `snapfuzz merge`, `snapfuzz crashes`, and the internal
  * `snapfuzz __worker` that the coordinator starts. main() is the only place
  * that turns outcomes into exit codes (include/snapfuzz/exitcode.h).
  */
@@ -17,10 +17,12 @@
 
 #include "app/cliopt.h"
 #include "app/crashes_cmd.h"
+#include "app/merge_cmd.h"
 #include "app/minimize_cmd.h"
 #include "engine/reproduce.h"
 #include "core/elfcheck.h"
 #include "core/log.h"
+#include "core/termsafe.h"
 #include "sandbox/sandbox.h"
 #include "snapfuzz/engine.h"
 #include "snapfuzz/exitcode.h"
@@ -42,6 +44,8 @@ static void usage(FILE *f)
                 "       snapfuzz minimize CRASH_ID [--out DIR] [--max-time S] [--max-trials N]\n"
                 "                [--target PATH] [--timeout S] [--sandbox MODE]\n"
                 "                [--sandbox-policy FILE] [--trust-record]\n"
+                "       snapfuzz run TARGET.so FILE... [options]\n"
+                "       snapfuzz merge TARGET.so OUT_CORPUS IN_DIR... [options]\n"
                 "       snapfuzz crashes [--out DIR]\n"
                 "       snapfuzz status [OUT_DIR]\n"
                 "       snapfuzz --help | --version\n"
@@ -52,6 +56,9 @@ static void usage(FILE *f)
                 "  --trust-record (or give --sandbox MODE / --sandbox-policy FILE).\n"
                 "minimize: shrink a stored crash's input while it crashes the same way; writes\n"
                 "  crashes/<id>/minimized (default budget --max-time 30; 0: no limit).\n"
+                "run with files: run each FILE once in the sandbox and say whether it crashes.\n"
+                "merge: the smallest set of inputs with the coverage of all of them, into\n"
+                "  OUT_CORPUS (libFuzzer's -merge=1); resumable with --control-file F.\n"
                 "crashes: list the crashes stored in an output directory.\n"
                 "status: whether a campaign is running, finished or was killed, and its figures.\n"
                 "Each command takes -h or --help, with examples.\n"
@@ -65,6 +72,7 @@ static void help_run(FILE *f)
 {
         fprintf(f,
                 "usage: snapfuzz run TARGET.so [CORPUS_DIR...] [options]\n"
+                "       snapfuzz run TARGET.so FILE... [options]\n"
                 "Fuzz TARGET.so, a libFuzzer-style harness (exports LLVMFuzzerTestOneInput),\n"
                 "built with: clang -fsanitize=fuzzer-no-link -fPIC -shared -o target.so harness.c\n"
                 "  --out DIR             output directory (default ./snapfuzz-out): corpus/,\n"
@@ -112,12 +120,19 @@ static void help_run(FILE *f)
                 "  --close-fd-mask N     libFuzzer's -close_fd_mask: 1 closes the target's\n"
                 "                        stdout, 2 its stderr (sanitizer reports still reach\n"
                 "                        crash.json), 3 both (default 0)\n"
+                "With files instead of directories (all of them files), nothing is fuzzed:\n"
+                "each FILE runs once (--runs N: N times) in a fresh sandboxed runner, as\n"
+                "libFuzzer runs file arguments; a crash is classified and its report shown.\n"
+                "It stops at the first crash unless --keep-going; nothing is written to disk\n"
+                "(--out is not used). Mixing files and directories is a usage error.\n"
                 "examples:\n"
                 "  snapfuzz run ./parser.so seeds/ --max-total-time 600\n"
+                "  snapfuzz run ./parser.so crash-1 crash-2 --keep-going   # still crashing?\n"
                 "  snapfuzz run ./parser.so --workers 4 --dict parser.dict --keep-going\n"
                 "  snapfuzz run ./parser.so --workers 1 --seed 7 --reproducible --runs 1000000\n"
-                "exit status: 0 nothing found, 1 a crash was found and stored, 2 bad usage or\n"
-                "input, 3 internal error.\n");
+                "exit status: 0 nothing found, 1 a crash was found and stored (with files: an\n"
+                "input crashed), 2 bad usage or input (with files: a file missing or\n"
+                "unreadable), 3 internal error.\n");
 }
 
 static void help_reproduce(FILE *f)
@@ -361,6 +376,32 @@ static int run_option(RunArgs *a, int c)
         return 0;
 }
 
+/* Whether the operands after the target are all files (single-input runs,
+ * as libFuzzer's file arguments) rather than corpus directories: 1 files,
+ * 0 directories (or none), SF_EXIT_USAGE after a line for a missing path or
+ * a mix of both. */
+static int run_operands_are_files(char **paths, int n)
+{
+        int files = 0;
+        for (int i = 0; i < n; i++) {
+                struct stat st;
+                if (stat(paths[i], &st) < 0) {
+                        char shown[TERMSAFE_BUF];
+                        log_error("no corpus directory or input file %s: %s",
+                                  termsafe_str(shown, sizeof(shown), paths[i], 512),
+                                  strerror(errno));
+                        return SF_EXIT_USAGE;
+                }
+                files += !S_ISDIR(st.st_mode);
+        }
+        if (files && files != n) {
+                log_error("run takes corpus directories (to fuzz) or input files (to run each "
+                          "once), not both");
+                return SF_EXIT_USAGE;
+        }
+        return files ? 1 : 0;
+}
+
 /* The operands: the target and the corpus directories. */
 static int run_operands(RunArgs *a, char **operands, int n_operands)
 {
@@ -451,14 +492,25 @@ static int cmd_run(int argc, char **argv)
         if (!a.malloc_limit_set)
                 a.cfg.malloc_limit_mb = a.cfg.rss_limit_mb;
         /* getopt_long moved the operands (target, corpus dirs) to the end. */
-        r = run_operands(&a, argv + optind, argc - optind);
+        int files = run_operands_are_files(argv + optind + 1, argc - optind - 1);
+        if (files == SF_EXIT_USAGE)
+                return files;
+        if (files) {
+                a.cfg.target = argv[optind];
+                r = check_target(&a.cfg);
+        } else {
+                r = run_operands(&a, argv + optind, argc - optind);
+        }
         if (r)
                 return r;
         char *policy;
         r = run_policy(&a, &policy);
         if (r)
                 return r;
-        r = engine_run(&a.cfg);
+        if (files)
+                r = engine_run_inputs(&a.cfg, argv + optind + 1, argc - optind - 1);
+        else
+                r = engine_run(&a.cfg);
         free(policy);
         return exit_status(r);
 }
@@ -594,6 +646,8 @@ int main(int argc, char **argv)
                 return cmd_reproduce(argc - 1, argv + 1);
         if (strcmp(argv[1], "minimize") == 0)
                 return minimize_cmd(argc - 1, argv + 1);
+        if (strcmp(argv[1], "merge") == 0)
+                return merge_cmd(argc - 1, argv + 1);
         if (strcmp(argv[1], "crashes") == 0)
                 return crashes_cmd(argc - 1, argv + 1);
         if (strcmp(argv[1], "status") == 0)

@@ -5,6 +5,8 @@
 #include <errno.h>
 
 #include "engine/coordinator.h"
+#include "engine/merge.h"
+#include "engine/runinputs.h"
 #include "snapfuzz/engine.h"
 #include "worker/worker.h"
 
@@ -28,6 +30,16 @@ void engine_target_builtin(const SfBuiltinTarget *t)
         worker_builtin_set(t ? &b : NULL);
 }
 
+int engine_merge(const SfMergeConfig *cfg, SfMergeResult *ret)
+{
+        return merge_run(cfg, ret);
+}
+
+int engine_run_inputs(const SfRunConfig *cfg, char *const *files, int n_files)
+{
+        return runinputs_run(cfg, files, n_files);
+}
+
 int engine_worker_main(int argc, char **argv)
 {
         return worker_main(argc, argv);
@@ -49,6 +61,7 @@ bool engine_error_is_input(int r)
         case ELOOP:        /* a symbolic link loop */
         case EBUSY:        /* an output directory another campaign holds */
         case ESTALE:       /* a target file replaced or deleted during the run */
+        case EFBIG:        /* an input file too long to run */
                 return true;
         default:
                 return false;

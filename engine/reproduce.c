@@ -220,6 +220,26 @@ static void print_header(const ReproduceConfig *cfg, const Crashconf *conf)
         print_hexdump(conf->input, conf->input_len, 256);
 }
 
+void reproduce_print_death(const cJSON *died, Classification *ret)
+{
+        char shown[TERMSAFE_BUF];
+        classify_death(died, ret);
+        printf("%s — %s\n", ret->kind,
+               termsafe_str(shown, sizeof(shown), ret->message, TERMSAFE_MAX));
+        if (cJSON_GetObjectItemCaseSensitive(died, "signal")) {
+                int sig = (int)msg_int(died, "signal", 0);
+                const char *abbrev = sigabbrev_np(sig);
+                printf("  signal   %d (SIG%s)\n", sig, abbrev ? abbrev : "?");
+        } else if (strcmp(ret->kind, "leak") == 0) {
+                printf("  check    LeakSanitizer, after the input returned; the stack "
+                       "is where the lost memory was allocated\n");
+        } else if (cJSON_GetObjectItemCaseSensitive(died, "exit_code")) {
+                printf("  status   exit %d\n", (int)msg_int(died, "exit_code", 0));
+        }
+        printf("  stack:\n");
+        print_stack(cJSON_GetObjectItemCaseSensitive(died, "death"));
+}
+
 /* Prints the verdict of @result; REPRODUCE_CRASHES or REPRODUCE_FIXED. */
 static int print_verdict(const Crashconf *conf, const cJSON *result)
 {
@@ -233,24 +253,10 @@ static int print_verdict(const Crashconf *conf, const cJSON *result)
                 return REPRODUCE_FIXED;
         }
         Classification c;
-        char shown[TERMSAFE_BUF];
-        classify_death(result, &c);
-        printf("\nREPRODUCED: %s — %s\n", c.kind,
-               termsafe_str(shown, sizeof(shown), c.message, TERMSAFE_MAX));
-        if (cJSON_GetObjectItemCaseSensitive(result, "signal")) {
-                int sig = (int)msg_int(result, "signal", 0);
-                const char *abbrev = sigabbrev_np(sig);
-                printf("  signal   %d (SIG%s)\n", sig, abbrev ? abbrev : "?");
-        } else if (strcmp(c.kind, "leak") == 0) {
-                printf("  check    LeakSanitizer, after the input returned; the stack "
-                       "is where the lost memory was allocated\n");
-        } else if (cJSON_GetObjectItemCaseSensitive(result, "exit_code")) {
-                printf("  status   exit %d\n", (int)msg_int(result, "exit_code", 0));
-        }
+        printf("\nREPRODUCED: ");
+        reproduce_print_death(result, &c);
         if (strcmp(c.kind, conf->kind) != 0)
                 printf("  note     stored as %s, now %s\n", conf->kind, c.kind);
-        printf("  stack:\n");
-        print_stack(cJSON_GetObjectItemCaseSensitive(result, "death"));
         return REPRODUCE_CRASHES;
 }
 

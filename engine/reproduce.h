@@ -4,6 +4,9 @@
  */
 #pragma once
 
+#include <cjson/cJSON.h>
+
+#include "recovery/classify.h"
 #include "recovery/crashconf.h"
 
 typedef struct ReproduceConfig {
@@ -22,3 +25,8 @@ enum {
  * -EBADMSG for a bad id or a corrupt or refused record, -ENOEXEC for a
  * target that cannot be loaded, another for snapfuzz's own failures. */
 int reproduce_run(const ReproduceConfig *cfg);
+
+/* Prints a runner's "died" event for a person on stdout: "KIND — message",
+ * the signal or exit status, and the symbolized stack; its classification
+ * in *@ret. (Shared with the single-input runs of engine/runinputs.c.) */
+void reproduce_print_death(const cJSON *died, Classification *ret);

@@ -45,9 +45,11 @@ size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size)
 /* Written by -fsanitize-coverage=stack-depth code in the target; never read here. */
 SANCOV_NOOP_EXPORT __thread uintptr_t __sancov_lowest_stack;
 
+#ifndef SANCOV_NOOP_OWN_COUNTERS /* tests/covcount.c keeps the counters */
 void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop)
 {
 }
+#endif
 
 void __sanitizer_cov_bool_flag_init(uint8_t *start, uint8_t *stop)
 {

@@ -113,7 +113,7 @@ Test(cli, bad_option_values)
         const char *a6[] = {"run", NULL};
         expect_usage_error(a6, "run needs a target");
         const char *a7[] = {"run", t, "/nonexistent-corpus-dir", NULL};
-        expect_usage_error(a7, "corpus directory /nonexistent-corpus-dir");
+        expect_usage_error(a7, "no corpus directory or input file /nonexistent-corpus-dir");
         const char *a8[] = {"launch", NULL};
         expect_usage_error(a8, "unknown command 'launch'");
         const char *a9[] = {"run", t, "--max-len", "0", NULL};

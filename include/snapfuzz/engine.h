@@ -141,3 +141,73 @@ void engine_target_builtin(const SfBuiltinTarget *t);
  * target, a directory, a file, a crash record) rather than by snapfuzz or
  * the system: a front end reports the first as a usage error. */
 bool engine_error_is_input(int r);
+
+/* ---- Single-input runs: `snapfuzz run target.so FILE...` ---- */
+
+/* Runs each of the @n_files files once (@cfg->runs times when it is more
+ * than 1) in a fresh runner under @cfg's sandbox and limits, as libFuzzer
+ * runs file arguments: what @cfg's target, timeout_ms, rss_limit_mb,
+ * malloc_limit_mb, max_len (0: the longest file; longer files are cut, as
+ * libFuzzer's -max_len), sandbox, sandbox_policy, detect_leaks,
+ * close_fd_mask, runs and keep_going (go on after a crash; default: stop
+ * at the first) say; nothing is written to disk. Prints a line per input
+ * and a report (kind, message, stack) per crash on stdout. Returns
+ * ENGINE_RUN_CRASHED when an input crashed, ENGINE_RUN_CLEAN when none
+ * did, or a negative errno after one line (-ENOENT, -EISDIR, -EACCES: a
+ * file that cannot be read; -EFBIG: one over 16 MiB without max_len;
+ * -ENOEXEC: a target that cannot be loaded). */
+int engine_run_inputs(const SfRunConfig *cfg, char *const *files, int n_files);
+
+/* ---- Corpus merge: `snapfuzz merge`, libFuzzer's -merge=1 ---- */
+
+/* What a merge is asked to do. The target and how inputs run come from
+ * @run: its target_abs, timeout_ms, rss_limit_mb, malloc_limit_mb, max_len
+ * (0: 1 MiB, libFuzzer's merge default; longer inputs are cut to it),
+ * sandbox, sandbox_policy, value_profile and close_fd_mask; nothing else of
+ * it is read. */
+typedef struct SfMergeConfig {
+        const SfRunConfig *run;
+        /* The output corpus: its inputs count first (none of them is
+         * removed), the inputs chosen from @in_dirs are written into it,
+         * named by the SHA-1 of their bytes. Created when missing. */
+        const char *out_corpus;
+        char *const *in_dirs;
+        int n_in_dirs;
+        /* libFuzzer's -merge_control_file: progress is kept there, so a
+         * merge killed at any moment continues where it stopped when run
+         * again with the same file. NULL: a temporary file, removed at the
+         * end (a killed merge starts over). */
+        const char *control_file;
+        /* A control file that is not one (or was written for another target
+         * build or other options) is replaced, as libFuzzer does, instead
+         * of refused with -EINVAL (the command line's choice). */
+        bool replace_bad_control;
+        bool quiet; /* no progress lines (the summary and errors still) */
+} SfMergeConfig;
+
+/* What a merge did (engine_merge fills it, also when it fails midway). */
+typedef struct SfMergeResult {
+        size_t inputs;        /* files looked at: the output corpus's and the input dirs' */
+        size_t in_out_corpus; /* of which in the output corpus already */
+        size_t reused;        /* results taken from the control file, not run again */
+        size_t added;         /* files written into the output corpus */
+        uint64_t added_bytes;
+        uint64_t features;     /* coverage features of the output corpus after the merge */
+        uint64_t new_features; /* of which the added files brought */
+        size_t crashed;        /* inputs that crashed (skipped) */
+        size_t timeouts;       /* inputs that hung (skipped) */
+        size_t ooms;           /* inputs over the memory limit (skipped) */
+        size_t unreadable;     /* files that vanished or could not be read (skipped) */
+        size_t failed_before;  /* inputs a killed run of this merge saw fail (skipped) */
+        size_t truncated;      /* inputs longer than max_len, run and kept cut */
+} SfMergeResult;
+
+/* Keeps the smallest set of inputs with the coverage of all of them
+ * (libFuzzer's -merge=1, afl-cmin): every input runs once in a sandboxed
+ * runner; a crash or a hang skips that input (counted) and the merge goes
+ * on. Features are snapfuzz's (edges with hit-count buckets, the stack
+ * depth, with value_profile the comparisons'). Returns 0, or a negative
+ * errno after one line: -EINVAL (a control file that is none, or is for
+ * another target, without replace_bad_control), -ENOENT/-ENOTDIR/-EACCES
+ * (a directory or the control file), -ENOEXEC (the target). */
+int engine_merge(const SfMergeConfig *cfg, SfMergeResult *ret);

@@ -1,0 +1,739 @@
+/*
+ * Corpus merge (engine_merge, include/snapfuzz/engine.h): libFuzzer's
+ * -merge=1 and afl-cmin, on snapfuzz's engine. Phases, one function each:
+ *
+ *   list      the output corpus's files, then the input directories'
+ *             (recursively, dot files left out), each group by size
+ *   resume    the control file's results for the same files (by name and
+ *             size), when it is a control file of this target's
+ *   run       every other input once, in order, in a runner of its own
+ *             under the sandbox: its features are the buckets it left in
+ *             the coverage map (zeroed before it), all of them, however
+ *             many; a crash, hang or OOM skips the input, counted
+ *   select    the output corpus's features count first; the other inputs,
+ *             smallest first, are kept when they add a feature (libFuzzer's
+ *             greedy pass), then every kept input whose features the
+ *             others cover is dropped again, largest first
+ *   write     the kept inputs into the output corpus, named by SHA-1,
+ *             atomically; one fsync of the directory
+ *
+ * Invariants: the output corpus's coverage after the merge is the union of
+ * every input's that ran to its end (no feature is lost: a kept input is
+ * only dropped when each of its features has another holder); the result
+ * of an input that has run is in the control file at the next checkpoint,
+ * which replaces the file atomically (checkpoints are spaced by what
+ * writing costs, so they stay a small share of the time); nothing is ever
+ * removed from the output corpus.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/coverage.h"
+#include "core/fsutil.h"
+#include "core/hash.h"
+#include "core/log.h"
+#include "core/termsafe.h"
+#include "engine/merge.h"
+#include "engine/mergectl.h"
+#include "recovery/classify.h"
+#include "worker/proto.h"
+#include "worker/wproc.h"
+
+#include "snapfuzz/banned.h"
+
+/* libFuzzer's merge cuts inputs at 1 MiB (kDefaultMaxMergeLen). */
+#define MERGE_DEFAULT_MAX_LEN (1u << 20)
+#define MERGE_MAX_DEPTH 32           /* directory levels followed */
+#define MERGE_PROGRESS_MS 3000       /* a progress line this often */
+#define MERGE_CHECKPOINT_MIN_MS 1000 /* control file rewritten at most this often */
+#define MERGE_CHECKPOINT_SHARE 20    /* ... and after 20 times what the last write took */
+#define MERGE_FAILS_SHOWN 20         /* skipped inputs named one by one */
+#define MERGE_WORKER_RESTARTS 3      /* a worker lost this often in a row ends the merge */
+#define MERGE_PINNED UINT32_MAX      /* a feature the output corpus has */
+
+typedef struct Listed {
+        char *path;
+        uint64_t size;
+        bool first; /* in the output corpus */
+} Listed;
+
+typedef struct Listing {
+        Listed *v;
+        size_t n, cap;
+        size_t odd_names; /* names with a newline: a control file cannot list them */
+} Listing;
+
+typedef struct Merge {
+        const SfMergeConfig *cfg;
+        const SfRunConfig *run;
+        SfMergeResult *res;
+        MergeCtl cur; /* the inputs in run order, and their results */
+        size_t max_len;
+        uint8_t *buf;
+        char ctl_path[4096];
+        bool ctl_temp;
+        int cov_fd;
+        CoverageShared *cov;
+        size_t counters;
+        Wproc *w;
+        WprocConfig wc;
+        uint64_t batch_id;
+        int64_t last_ckpt_ms, ckpt_cost_ms, last_progress_ms;
+        size_t shown;
+} Merge;
+
+/* ---- list ---- */
+
+static int listing_add(Listing *l, const char *path, uint64_t size, bool first)
+{
+        if (strchr(path, '\n')) {
+                l->odd_names++;
+                return 0;
+        }
+        if (l->n == l->cap) {
+                size_t cap = l->cap ? 2 * l->cap : 256;
+                Listed *v = realloc(l->v, cap * sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+                l->v = v;
+                l->cap = cap;
+        }
+        l->v[l->n].path = strdup(path);
+        if (!l->v[l->n].path)
+                return -ENOMEM;
+        l->v[l->n].size = size;
+        l->v[l->n++].first = first;
+        return 0;
+}
+
+/* The regular files under @dir (symbolic links followed, names starting
+ * with a dot left out: temporary files, .git). 0 or -errno of @dir itself;
+ * a subdirectory that cannot be read is skipped with a warning. */
+static int list_subdir(Listing *l, const char *path, bool first, int depth);
+
+static int list_dir(Listing *l, const char *dir, bool first, int depth)
+{
+        DIR *d = opendir(dir);
+        if (!d)
+                return -errno;
+        int r = 0;
+        struct dirent *de;
+        while (r == 0 && (de = readdir(d))) {
+                char path[4096];
+                struct stat st;
+                if (de->d_name[0] == '.' ||
+                    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
+                        sizeof(path) ||
+                    stat(path, &st) < 0)
+                        continue;
+                if (S_ISREG(st.st_mode))
+                        r = listing_add(l, path, (uint64_t)st.st_size, first);
+                else if (S_ISDIR(st.st_mode) && depth < MERGE_MAX_DEPTH)
+                        r = list_subdir(l, path, first, depth + 1);
+        }
+        closedir(d);
+        return r;
+}
+
+/* A subdirectory: one that cannot be read is left out, with a warning. */
+static int list_subdir(Listing *l, const char *path, bool first, int depth)
+{
+        int r = list_dir(l, path, first, depth);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                char shown[TERMSAFE_BUF];
+                log_warn("%s cannot be read (%s); its files are left out",
+                         termsafe_str(shown, sizeof(shown), path, 512), strerror(-r));
+        }
+        return 0;
+}
+
+/* The output corpus first, then the rest; each by size, then name. */
+static int listed_cmp(const void *a, const void *b)
+{
+        const Listed *x = a, *y = b;
+        if (x->first != y->first)
+                return x->first ? -1 : 1;
+        if (x->size != y->size)
+                return x->size < y->size ? -1 : 1;
+        return strcmp(x->path, y->path);
+}
+
+static int merge_list(Merge *m)
+{
+        Listing l = {0};
+        int r = fs_mkdir_p(m->cfg->out_corpus, 0755);
+        const char *dir = m->cfg->out_corpus;
+        for (int i = -1; r == 0 && i < m->cfg->n_in_dirs; i++) {
+                dir = i < 0 ? m->cfg->out_corpus : m->cfg->in_dirs[i];
+                r = list_dir(&l, dir, i < 0, 0);
+        }
+        if (r < 0) {
+                char shown[TERMSAFE_BUF];
+                log_error("corpus directory %s: %s", termsafe_str(shown, sizeof(shown), dir, 512),
+                          strerror(-r));
+                goto out;
+        }
+        if (l.odd_names)
+                log_warn("%zu files whose names hold a newline are left out", l.odd_names);
+        qsort(l.v, l.n, sizeof(*l.v), listed_cmp);
+        m->cur.n = l.n;
+        m->cur.e = calloc(l.n ? l.n : 1, sizeof(*m->cur.e));
+        if (!m->cur.e) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (size_t i = 0; i < l.n; i++) {
+                m->cur.e[i].name = l.v[i].path;
+                m->cur.e[i].size = l.v[i].size < m->max_len ? l.v[i].size : m->max_len;
+                l.v[i].path = NULL;
+                m->cur.m += l.v[i].first;
+        }
+        m->res->inputs = l.n;
+        m->res->in_out_corpus = m->cur.m;
+out:
+        for (size_t i = 0; i < l.n; i++)
+                free(l.v[i].path);
+        free(l.v);
+        return r;
+}
+
+/* ---- resume ---- */
+
+/* What the features are of: the target's bytes and the options that
+ * change what an input reaches. 0 or -errno after a line. */
+static int merge_key(Merge *m)
+{
+        uint8_t *so;
+        size_t len;
+        int r = fs_read_file(AT_FDCWD, m->run->target_abs, (size_t)1 << 31, &so, &len);
+        if (r < 0) {
+                log_error("%s: %s", m->run->target, strerror(-r));
+                return r;
+        }
+        uint64_t k = hash64_lanes(so, len, 0x6d65726765ull);
+        k = hash64_mix(k, m->run->value_profile);
+        m->cur.key = hash64_mix(k, m->max_len);
+        free(so);
+        return 0;
+}
+
+static int entry_name_cmp(const void *a, const void *b)
+{
+        const MergeCtlEntry *const *x = a, *const *y = b;
+        return strcmp((*x)->name, (*y)->name);
+}
+
+/* Takes the results @old has for the same files (name and size) into
+ * m->cur; features outside this target's map make an entry run again. */
+static int merge_reuse(Merge *m, MergeCtl *old)
+{
+        MergeCtlEntry **by_name = malloc((old->done ? old->done : 1) * sizeof(*by_name));
+        if (!by_name)
+                return -ENOMEM;
+        for (size_t i = 0; i < old->done; i++)
+                by_name[i] = &old->e[i];
+        qsort(by_name, old->done, sizeof(*by_name), entry_name_cmp);
+        for (size_t i = 0; i < m->cur.n; i++) {
+                MergeCtlEntry *e = &m->cur.e[i], key = {.name = e->name}, *kp = &key;
+                MergeCtlEntry **hit =
+                    bsearch(&kp, by_name, old->done, sizeof(*by_name), entry_name_cmp);
+                if (!hit || (*hit)->size != e->size || (*hit)->state == MERGECTL_NOT_RUN)
+                        continue;
+                if ((*hit)->state == MERGECTL_DONE && (*hit)->n_ft &&
+                    (*hit)->ft[(*hit)->n_ft - 1] >= m->counters * 8)
+                        continue;
+                e->state = (*hit)->state;
+                memcpy(e->failure, (*hit)->failure, sizeof(e->failure));
+                e->ft = (*hit)->ft;
+                e->n_ft = (*hit)->n_ft;
+                (*hit)->ft = NULL;
+        }
+        free(by_name);
+        return 0;
+}
+
+/* Why the control file cannot be used: replaced (cfg->replace_bad_control)
+ * or refused. */
+static int refuse_control(Merge *m, const char *why)
+{
+        char shown[TERMSAFE_BUF];
+        termsafe_str(shown, sizeof(shown), m->ctl_path, 512);
+        if (m->cfg->replace_bad_control) {
+                log_warn("%s %s; it is replaced", shown, why);
+                return 1;
+        }
+        log_error("%s %s; remove it, or name another file with --control-file", shown, why);
+        return -EINVAL;
+}
+
+/* Reads the control file into @old. 0 (results to reuse), 1 (none: no
+ * file, an empty one, or one replaced), or a negative errno after a line. */
+static int merge_load_control(Merge *m, MergeCtl *old)
+{
+        char err[512], shown[TERMSAFE_BUF];
+        uint8_t *text;
+        size_t len;
+
+        if (!m->cfg->control_file) {
+                const char *tmp = getenv("TMPDIR");
+                snprintf(m->ctl_path, sizeof(m->ctl_path), "%s/snapfuzz-merge-%ld.txt",
+                         tmp && *tmp ? tmp : "/tmp", (long)getpid());
+                m->ctl_temp = true;
+                return 1;
+        }
+        snprintf(m->ctl_path, sizeof(m->ctl_path), "%s", m->cfg->control_file);
+        int r = fs_read_file(AT_FDCWD, m->ctl_path, (size_t)1 << 31, &text, &len);
+        if (r == -ENOENT)
+                return 1;
+        if (r < 0) {
+                log_error("the control file %s cannot be read: %s",
+                          termsafe_str(shown, sizeof(shown), m->ctl_path, 512), strerror(-r));
+                return r;
+        }
+        r = len ? mergectl_parse((const char *)text, len, old, err, sizeof(err)) : 1;
+        free(text);
+        if (r == -EINVAL) {
+                char why[700];
+                snprintf(why, sizeof(why), "is not a merge control file (%s)", err);
+                return refuse_control(m, why);
+        }
+        if (r != 0)
+                return r;
+        if (!old->ours || old->key != m->cur.key) {
+                r = refuse_control(m, old->ours ? "was written for another build of the target "
+                                                  "or other --max-len/--use-value-profile"
+                                                : "was written by libFuzzer: its features are "
+                                                  "not snapfuzz's");
+                mergectl_deinit(old);
+        }
+        return r;
+}
+
+/* ---- run ---- */
+
+static int merge_worker_start(Merge *m)
+{
+        char err[1024], shown[TERMSAFE_BUF];
+        int r = wproc_spawn(&m->w, &m->wc, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s: %s", termsafe_str(shown, sizeof(shown), m->run->target, 512), err);
+                m->w = NULL;
+                return r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED || r == WPROC_ERR_TIMEOUT
+                           ? -ENOEXEC
+                           : r;
+        }
+        m->counters = wproc_counters(m->w);
+        return 0;
+}
+
+static int merge_setup(Merge *m)
+{
+        m->cov_fd = coverage_shared_create();
+        if (m->cov_fd < 0)
+                return m->cov_fd;
+        int r = coverage_shared_map(m->cov_fd, &m->cov);
+        if (r < 0)
+                return r;
+        m->buf = malloc(m->max_len ? m->max_len : 1);
+        if (!m->buf)
+                return -ENOMEM;
+        m->wc = (WprocConfig){
+            .target = m->run->target_abs,
+            .max_len = m->max_len,
+            .timeout_ms = m->run->timeout_ms,
+            .rss_limit_mb = m->run->rss_limit_mb,
+            .malloc_limit_mb = m->run->malloc_limit_mb,
+            .sandbox = m->run->sandbox ? m->run->sandbox : "strict",
+            .cov_fd = m->cov_fd,
+            .value_profile = m->run->value_profile,
+            .sandbox_policy = m->run->sandbox_policy,
+            .target_output = "discard",
+            .close_fd_mask = m->run->close_fd_mask,
+        };
+        return merge_worker_start(m);
+}
+
+/* Reads the first max_len bytes of @e's file into m->buf. 0 or -errno. */
+static int merge_read(Merge *m, const MergeCtlEntry *e, size_t *ret_len, bool *ret_cut)
+{
+        int fd = open(e->name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        size_t len = 0;
+        struct stat st;
+        int r = fstat(fd, &st) < 0 ? -errno : 0;
+        while (r == 0 && len < m->max_len) {
+                ssize_t n = read(fd, m->buf + len, m->max_len - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        r = n < 0 ? -errno : 0;
+                        break;
+                }
+                len += (size_t)n;
+        }
+        close(fd);
+        *ret_len = len;
+        *ret_cut = (uint64_t)st.st_size > m->max_len;
+        return r;
+}
+
+/* The features the last input left in the map (ascending), into @e. */
+static int merge_collect(Merge *m, MergeCtlEntry *e)
+{
+        const uint8_t *seen = m->cov->seen;
+        size_t n = 0;
+        for (size_t i = 0; i < m->counters; i++)
+                n += (size_t)__builtin_popcount(seen[i]);
+        uint32_t *ft = malloc((n ? n : 1) * sizeof(*ft));
+        if (!ft)
+                return -ENOMEM;
+        n = 0;
+        for (size_t i = 0; i < m->counters; i++)
+                for (unsigned b = seen[i]; b; b &= b - 1)
+                        ft[n++] = (uint32_t)(i * 8 + (unsigned)__builtin_ctz(b));
+        free(e->ft);
+        e->ft = ft;
+        e->n_ft = (uint32_t)n;
+        return 0;
+}
+
+/* An input that did not run to its end: counted, named (the first few). */
+static void merge_fail(Merge *m, MergeCtlEntry *e, const char *what, const char *detail)
+{
+        e->state = MERGECTL_FAILED;
+        snprintf(e->failure, sizeof(e->failure), "%s", what);
+        if (strcmp(what, "timeout") == 0)
+                m->res->timeouts++;
+        else if (strcmp(what, "oom") == 0)
+                m->res->ooms++;
+        else if (strcmp(what, "unreadable") == 0)
+                m->res->unreadable++;
+        else
+                m->res->crashed++;
+        if (m->cfg->quiet || m->shown++ >= MERGE_FAILS_SHOWN)
+                return;
+        char a[TERMSAFE_BUF], b[TERMSAFE_BUF];
+        log_warn("skipped %s: %s", termsafe_str(a, sizeof(a), e->name, 512),
+                 termsafe_str(b, sizeof(b), detail, 300));
+}
+
+/* The verdict of a runner's "died" event, as a failure. */
+static void merge_died(Merge *m, MergeCtlEntry *e, const cJSON *ev)
+{
+        Classification c;
+        char detail[600];
+        classify_death(ev, &c);
+        const char *what = strcmp(c.kind, "timeout") == 0 ? "timeout"
+                           : strcmp(c.kind, "oom") == 0   ? "oom"
+                                                          : "crash";
+        snprintf(detail, sizeof(detail), "%s (%s)", c.kind, c.message);
+        merge_fail(m, e, what, detail);
+}
+
+/* Runs input @i. 0, or a negative errno when the worker failed (the input
+ * is then marked failed, and the caller restarts the worker). */
+static int merge_run_one(Merge *m, size_t i)
+{
+        MergeCtlEntry *e = &m->cur.e[i];
+        size_t len;
+        bool cut;
+        int r = merge_read(m, e, &len, &cut);
+        if (r < 0) {
+                merge_fail(m, e, "unreadable", strerror(-r));
+                return 0;
+        }
+        m->res->truncated += cut;
+        e->size = len;
+        memset(m->cov->seen, 0, m->counters);
+        WprocBatch b = {
+            .batch_id = ++m->batch_id,
+            .mode = RECORD_MODE_EXEC,
+            .iters = 1,
+            .chain_len = 1,
+            .base = m->buf,
+            .base_len = len,
+            .replay = 1,
+            .quiet = 1,
+        };
+        cJSON *ev = NULL;
+        r = wproc_run_batch(m->w, &b, &ev);
+        if (r < 0) {
+                merge_fail(m, e, "crash", "the worker process was lost while running it");
+                return r;
+        }
+        if (proto_is(ev, PROTO_DIED))
+                merge_died(m, e, ev);
+        else if ((r = merge_collect(m, e)) == 0)
+                e->state = MERGECTL_DONE;
+        cJSON_Delete(ev);
+        return r;
+}
+
+/* Rewrites the control file when it is due (or @force). 0 or -errno after
+ * a line. */
+static int merge_checkpoint(Merge *m, bool force)
+{
+        int64_t now = clock_now_ms();
+        int64_t every = MERGE_CHECKPOINT_SHARE * m->ckpt_cost_ms;
+        if (!force && now - m->last_ckpt_ms <
+                          (every > MERGE_CHECKPOINT_MIN_MS ? every : MERGE_CHECKPOINT_MIN_MS))
+                return 0;
+        int r = mergectl_write(m->ctl_path, &m->cur);
+        m->last_ckpt_ms = clock_now_ms();
+        m->ckpt_cost_ms = m->last_ckpt_ms - now;
+        if (r < 0) {
+                char shown[TERMSAFE_BUF];
+                log_error("the control file %s cannot be written: %s",
+                          termsafe_str(shown, sizeof(shown), m->ctl_path, 512), strerror(-r));
+        }
+        return r;
+}
+
+static void merge_progress(Merge *m, size_t i)
+{
+        int64_t now = clock_now_ms();
+        if (m->cfg->quiet || now - m->last_progress_ms < MERGE_PROGRESS_MS)
+                return;
+        m->last_progress_ms = now;
+        SfMergeResult *s = m->res;
+        log_info("merge: %zu of %zu inputs done (%zu from the control file), %zu skipped", i,
+                 m->cur.n, s->reused,
+                 s->crashed + s->timeouts + s->ooms + s->unreadable + s->failed_before);
+}
+
+/* Runs every input the control file had no result for, in order. */
+static int merge_run_all(Merge *m)
+{
+        unsigned lost = 0;
+        m->last_progress_ms = clock_now_ms();
+        for (size_t i = 0; i < m->cur.n; i++) {
+                MergeCtlEntry *e = &m->cur.e[i];
+                if (e->state != MERGECTL_NOT_RUN) {
+                        m->res->reused++;
+                        m->res->failed_before += e->state == MERGECTL_FAILED;
+                } else {
+                        int r = merge_run_one(m, i);
+                        if (r == -ENOMEM)
+                                return r;
+                        lost = r < 0 ? lost + 1 : 0;
+                        if (r < 0) {
+                                wproc_free(m->w);
+                                m->w = NULL;
+                                if (lost >= MERGE_WORKER_RESTARTS) {
+                                        log_error("the worker process was lost %u times in a "
+                                                  "row: %s",
+                                                  lost, strerror(-r));
+                                        return r;
+                                }
+                                r = merge_worker_start(m);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+                m->cur.done = i + 1;
+                int r = merge_checkpoint(m, false);
+                if (r < 0)
+                        return r;
+                merge_progress(m, i + 1);
+        }
+        return merge_checkpoint(m, true);
+}
+
+/* ---- select ---- */
+
+static const MergeCtl *sort_ctl; /* for qsort's comparison */
+
+/* Smaller first; for the same size more features first; then by name. */
+static int candidate_cmp(const void *a, const void *b)
+{
+        const MergeCtlEntry *x = &sort_ctl->e[*(const size_t *)a];
+        const MergeCtlEntry *y = &sort_ctl->e[*(const size_t *)b];
+        if (x->size != y->size)
+                return x->size < y->size ? -1 : 1;
+        if (x->n_ft != y->n_ft)
+                return x->n_ft > y->n_ft ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+/* Whether every feature of @e has another holder. */
+static bool merge_redundant(const uint32_t *holders, const MergeCtlEntry *e)
+{
+        for (uint32_t k = 0; k < e->n_ft; k++)
+                if (holders[e->ft[k]] < 2)
+                        return false;
+        return true;
+}
+
+/* Sets @keep for the inputs to add. holders[f] counts the kept inputs
+ * that reach feature f (MERGE_PINNED: the output corpus has it). */
+static int merge_select(Merge *m, bool *keep)
+{
+        size_t nf = m->counters * 8, n = 0;
+        uint32_t *holders = calloc(nf ? nf : 1, sizeof(*holders));
+        size_t *order = malloc((m->cur.n ? m->cur.n : 1) * sizeof(*order));
+        if (!holders || !order) {
+                free(holders);
+                free(order);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < m->cur.n; i++) {
+                const MergeCtlEntry *e = &m->cur.e[i];
+                if (e->state != MERGECTL_DONE || !e->n_ft || e->ft[e->n_ft - 1] >= nf)
+                        continue;
+                if (i < m->cur.m)
+                        for (uint32_t k = 0; k < e->n_ft; k++)
+                                holders[e->ft[k]] = MERGE_PINNED;
+                else
+                        order[n++] = i;
+        }
+        sort_ctl = &m->cur;
+        qsort(order, n, sizeof(*order), candidate_cmp);
+        for (size_t j = 0; j < n; j++) {
+                const MergeCtlEntry *e = &m->cur.e[order[j]];
+                for (uint32_t k = 0; k < e->n_ft && !keep[order[j]]; k++)
+                        keep[order[j]] = holders[e->ft[k]] == 0;
+                for (uint32_t k = 0; keep[order[j]] && k < e->n_ft; k++)
+                        holders[e->ft[k]] += holders[e->ft[k]] != MERGE_PINNED;
+        }
+        for (size_t j = n; j-- > 0;) {
+                const MergeCtlEntry *e = &m->cur.e[order[j]];
+                if (!keep[order[j]] || !merge_redundant(holders, e))
+                        continue;
+                keep[order[j]] = false;
+                for (uint32_t k = 0; k < e->n_ft; k++)
+                        holders[e->ft[k]] -= holders[e->ft[k]] != MERGE_PINNED;
+        }
+        for (size_t f = 0; f < nf; f++) {
+                m->res->features += holders[f] != 0;
+                m->res->new_features += holders[f] != 0 && holders[f] != MERGE_PINNED;
+        }
+        free(order);
+        free(holders);
+        return 0;
+}
+
+/* ---- write ---- */
+
+static int merge_write(Merge *m, const bool *keep)
+{
+        char shown[TERMSAFE_BUF];
+        int dfd = open(m->cfg->out_corpus, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+        if (dfd < 0) {
+                log_error("output corpus %s: %s",
+                          termsafe_str(shown, sizeof(shown), m->cfg->out_corpus, 512),
+                          strerror(errno));
+                return -errno;
+        }
+        int r = 0;
+        for (size_t i = 0; r == 0 && i < m->cur.n; i++) {
+                size_t len;
+                bool cut;
+                char name[SHA1_HEX_LEN];
+                if (!keep[i])
+                        continue;
+                if (merge_read(m, &m->cur.e[i], &len, &cut) < 0 || len != m->cur.e[i].size) {
+                        log_warn("%s changed or vanished during the merge; not added",
+                                 termsafe_str(shown, sizeof(shown), m->cur.e[i].name, 512));
+                        continue;
+                }
+                sha1_hex(m->buf, len, name);
+                if (faccessat(dfd, name, F_OK, 0) == 0)
+                        continue; /* the same bytes are there already */
+                r = fs_write_atomic_file(dfd, name, m->buf, len);
+                m->res->added += r == 0;
+                m->res->added_bytes += r == 0 ? len : 0;
+        }
+        if (r == 0)
+                r = fs_fsync_dir(dfd);
+        if (r < 0)
+                log_error("cannot write into the output corpus %s: %s",
+                          termsafe_str(shown, sizeof(shown), m->cfg->out_corpus, 512),
+                          strerror(-r));
+        close(dfd);
+        return r;
+}
+
+/* ---- the whole ---- */
+
+static void merge_summary(const Merge *m)
+{
+        const SfMergeResult *s = m->res;
+        char shown[TERMSAFE_BUF];
+        termsafe_str(shown, sizeof(shown), m->cfg->out_corpus, 512);
+        printf("merge: %zu inputs (%zu in %s already), %zu run now, %zu from the control file\n",
+               s->inputs, s->in_out_corpus, shown, s->inputs - s->reused, s->reused);
+        printf("merge: %zu new files (%" PRIu64 " bytes) added to %s; %" PRIu64
+               " features, %" PRIu64 " of them new\n",
+               s->added, s->added_bytes, shown, s->features, s->new_features);
+        size_t skipped = s->crashed + s->timeouts + s->ooms + s->unreadable + s->failed_before;
+        if (skipped)
+                printf("merge: %zu inputs skipped: %zu crashed, %zu hung, %zu out of memory, %zu "
+                       "unreadable, %zu failed in an earlier run of this merge\n",
+                       skipped, s->crashed, s->timeouts, s->ooms, s->unreadable, s->failed_before);
+        if (s->truncated)
+                printf("merge: %zu inputs longer than %zu bytes ran cut to that length\n",
+                       s->truncated, m->max_len);
+}
+
+/* One phase after the other; the cleanup undoes what merge_setup made. */
+int merge_run(const SfMergeConfig *cfg, SfMergeResult *ret)
+{
+        Merge m = {.cfg = cfg, .run = cfg->run, .res = ret, .cov_fd = -1};
+        MergeCtl old = {0};
+        bool *keep = NULL;
+
+        *ret = (SfMergeResult){0};
+        m.max_len = cfg->run->max_len ? cfg->run->max_len : MERGE_DEFAULT_MAX_LEN;
+        int r = merge_key(&m);
+        if (r == 0)
+                r = merge_list(&m);
+        if (r == 0 && m.cur.n == 0) {
+                printf("merge: no inputs in the corpus directories; nothing to do\n");
+                goto out;
+        }
+        if (r == 0)
+                r = merge_load_control(&m, &old);
+        bool reuse = r == 0;
+        if (r >= 0)
+                r = merge_setup(&m);
+        if (r == 0 && reuse)
+                r = merge_reuse(&m, &old);
+        if (r == 0)
+                r = merge_checkpoint(&m, true);
+        if (r == 0)
+                r = merge_run_all(&m);
+        keep = r == 0 ? calloc(m.cur.n, sizeof(*keep)) : NULL;
+        if (r == 0 && !keep)
+                r = -ENOMEM;
+        if (r == 0)
+                r = merge_select(&m, keep);
+        if (r == 0)
+                r = merge_write(&m, keep);
+        if (r == 0)
+                merge_summary(&m);
+out:
+        if (m.ctl_temp)
+                unlink(m.ctl_path);
+        free(keep);
+        wproc_free(m.w);
+        free(m.buf);
+        coverage_shared_unmap(m.cov);
+        if (m.cov_fd >= 0)
+                close(m.cov_fd);
+        mergectl_deinit(&old);
+        mergectl_deinit(&m.cur);
+        if (r == -ENOMEM)
+                log_error("out of memory");
+        return r;
+}
