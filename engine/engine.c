@@ -5,6 +5,7 @@
 #include <errno.h>
 
 #include "engine/coordinator.h"
+#include "engine/sync.h"
 #include "snapfuzz/engine.h"
 #include "worker/worker.h"
 
@@ -18,6 +19,11 @@ int engine_run(SfRunConfig *cfg)
 int engine_worker_main(int argc, char **argv)
 {
         return worker_main(argc, argv);
+}
+
+bool engine_sync_name_valid(const char *name)
+{
+        return sync_name_valid(name);
 }
 
 bool engine_error_is_input(int r)

@@ -49,6 +49,11 @@ typedef struct SfRunConfig {
          * sanitized and rate-limited, and logged) or "discard". */
         const char *target_output;
         unsigned close_fd_mask; /* --close-fd-mask: libFuzzer's -close_fd_mask */
+        /* --sync-dir, --name, --sync-every: AFL++-style exchange of inputs
+         * with other instances (engine/sync.h); sync_dir NULL: none. */
+        const char *sync_dir;
+        const char *sync_name;
+        unsigned sync_every_s; /* 0: the default */
 } SfRunConfig;
 
 /* Outcomes of engine_run. */
@@ -71,6 +76,10 @@ int engine_status(const char *out_dir);
  * argv (from "__worker" on) here and exits with the result, a
  * WORKER_EXIT_* code (snapfuzz/exitcode.h). */
 int engine_worker_main(int argc, char **argv);
+
+/* Whether @name may name an instance in a sync directory (--name): 1 to
+ * 64 letters, digits, '_', '-' or '.', not starting with '.'. */
+bool engine_sync_name_valid(const char *name);
 
 /* Whether a failure was caused by what the user gave (an option, a
  * target, a directory, a file, a crash record) rather than by snapfuzz or
