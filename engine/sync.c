@@ -129,7 +129,9 @@ struct Sync {
         size_t cap_peers;
         HashSet seen, exported;
         uint32_t next_id;
-        bool own_loaded, name_taken;
+        bool own_loaded, name_taken, lock_warned;
+        dev_t queue_dev; /* the own queue directory own_load listed */
+        ino_t queue_ino;
         int lock_fd;
         int problem[SYNC_PROB_COUNT];
         bool too_many_peers, held_full;
@@ -387,12 +389,15 @@ static int own_load(Sync *s)
         int qfd = open_own(s, "queue");
         if (qfd < 0)
                 return qfd;
-        DIR *d = fdopendir(qfd);
+        struct stat st;
+        DIR *d = fstat(qfd, &st) < 0 ? NULL : fdopendir(qfd);
         if (!d) {
                 int r = -errno;
                 close(qfd);
                 return r;
         }
+        s->queue_dev = st.st_dev;
+        s->queue_ino = st.st_ino;
         struct dirent *e;
         uint32_t next = 0;
         while ((e = readdir(d))) {
@@ -428,10 +433,30 @@ static void own_lock(Sync *s)
                 log_error("another instance named %s (pid %ld) uses the sync directory %s: "
                           "nothing is exported; give each instance its own --name",
                           s->name, (long)holder, s->dir);
-        } else if (r < 0) {
+        } else if ((r == -ENOLCK || r == -EOPNOTSUPP || r == -EINVAL) && !s->lock_warned) {
+                /* A filesystem without locks. Other failures (read-only,
+                 * full) are said by the write that fails next; the lock is
+                 * tried again then. */
+                s->lock_warned = true;
                 log_warn("cannot lock %s/%s/.lock (%s): make sure no other instance is named %s",
                          s->dir, s->name, strerror(-r), s->name);
         }
+}
+
+/* The own queue directory is not the one listed at start (the sync
+ * directory was removed and made again, say): its ids start again from
+ * what it holds, so that a peer finds them without a gap. */
+static void own_replaced(Sync *s)
+{
+        log_warn("%s/%s/queue was removed or replaced while running; its numbering starts again "
+                 "from what it holds",
+                 s->dir, s->name);
+        s->own_loaded = false;
+        free(s->exported.slot);
+        s->exported = (HashSet){0};
+        if (s->lock_fd >= 0)
+                close(s->lock_fd);
+        s->lock_fd = -1;
 }
 
 /* Ready to write: the own queue loaded once. Returns 0 or -errno. */
@@ -439,7 +464,7 @@ static int own_ready(Sync *s)
 {
         if (s->own_loaded)
                 return 0;
-        if (s->lock_fd < 0)
+        if (s->lock_fd < 0 && !s->name_taken)
                 own_lock(s);
         int r = own_load(s);
         if (r == 0)
@@ -506,21 +531,22 @@ static int export_one(Sync *s, int tfd, int qfd, SyncItem *it)
  * or the first error. */
 static int export_list(Sync *s, SyncList *todo)
 {
+        struct stat st;
+        int qfd = open_own(s, "queue");
+        if (qfd < 0)
+                return qfd;
+        if (s->own_loaded && fstat(qfd, &st) == 0 &&
+            (st.st_dev != s->queue_dev || st.st_ino != s->queue_ino))
+                own_replaced(s);
         int r = own_ready(s);
-        if (r < 0)
-                return r;
-        if (s->name_taken) {
+        if (r == 0 && s->name_taken) {
                 stat_add(&s->n_dropped, todo->n);
                 list_clear(todo);
-                return 0;
         }
-        int tfd = open_own(s, SYNC_TMP_DIR);
-        if (tfd < 0)
-                return tfd;
-        int qfd = open_own(s, "queue");
-        if (qfd < 0) {
-                close(tfd);
-                return qfd;
+        int tfd = r < 0 || s->name_taken ? -1 : open_own(s, SYNC_TMP_DIR);
+        if (tfd < 0) {
+                close(qfd);
+                return r < 0 ? r : s->name_taken ? 0 : tfd;
         }
         bool wrote = false;
         while (todo->head) {
