@@ -875,7 +875,9 @@ static bool scan_peer(Sync *s, int dfd, Peer *p)
         if (pfd < 0)
                 return false;
         int qfd = openat(pfd, "queue", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (qfd < 0 && errno == ELOOP && peer_first(p, SYNC_WARN_LINK))
+        struct stat st;
+        if (qfd < 0 && fstatat(pfd, "queue", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(st.st_mode) && peer_first(p, SYNC_WARN_LINK))
                 log_warn("instance %s's queue is a symbolic link; not followed",
                          esc(nb, sizeof(nb), p->name));
         close(pfd);
