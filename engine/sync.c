@@ -144,7 +144,7 @@ struct Sync {
 
         /* Figures (atomic). */
         uint64_t n_scans, n_read, n_kept, n_dups, n_skipped, n_exported, n_dropped, n_resumed;
-        uint64_t n_ran;
+        uint64_t n_ran, scan_us; /* scan_us: time spent in scans */
 };
 
 /* --- small pieces --- */
@@ -1023,7 +1023,10 @@ static void *sync_main(void *arg)
                 if (exports)
                         do_exports(s);
                 bool due = now >= s->next_scan_ms;
+                int64_t t0 = clock_now_ns();
                 bool soon = due && scan(s);
+                if (due)
+                        stat_add(&s->scan_us, (uint64_t)(clock_now_ns() - t0) / 1000);
                 if (due || commit)
                         progress_commit(s);
                 if (due)
@@ -1269,6 +1272,8 @@ void sync_add_stats(Sync *s, cJSON *j)
         pthread_mutex_unlock(&s->mu);
         cJSON_AddNumberToObject(j, "sync_peers", (double)peers);
         cJSON_AddNumberToObject(j, "sync_scans", (double)stat_get(&s->n_scans));
+        /* Wall time the scans took, in all (docs/scaling.md). */
+        cJSON_AddNumberToObject(j, "sync_scan_ms", (double)stat_get(&s->scan_us) / 1000.0);
         /* Files of peers' queues read and handed to the workers, those of
          * them that added coverage, and those not run because the same
          * bytes were here already. */
