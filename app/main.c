@@ -120,6 +120,11 @@ static void help_run(FILE *f)
                 "  --close-fd-mask N     libFuzzer's -close_fd_mask: 1 closes the target's\n"
                 "                        stdout, 2 its stderr (sanitizer reports still reach\n"
                 "                        crash.json), 3 both (default 0)\n"
+                "  --sync-dir DIR        exchange inputs with other instances (snapfuzz or\n"
+                "                        afl-fuzz -M/-S) sharing DIR, in AFL++'s layout:\n"
+                "                        finds go to DIR/NAME/queue, peers' queues are read\n"
+                "  --name NAME           this instance's directory in DIR (with --sync-dir)\n"
+                "  --sync-every S        seconds between two reads of the peers (default 30)\n"
                 "With files instead of directories (all of them files), nothing is fuzzed:\n"
                 "each FILE runs once (--runs N: N times) in a fresh sandboxed runner, as\n"
                 "libFuzzer runs file arguments; a crash is classified and its report shown.\n"
@@ -199,6 +204,9 @@ enum {
         RUN_OPT_REPRODUCIBLE,
         RUN_OPT_TARGET_OUTPUT,
         RUN_OPT_CLOSE_FD_MASK,
+        RUN_OPT_SYNC_DIR,
+        RUN_OPT_SYNC_NAME,
+        RUN_OPT_SYNC_EVERY,
         RUN_OPT_HELP,
 };
 
@@ -227,6 +235,9 @@ static const struct option run_opts[] = {
     {"reproducible", no_argument, NULL, RUN_OPT_REPRODUCIBLE},
     {"target-output", required_argument, NULL, RUN_OPT_TARGET_OUTPUT},
     {"close-fd-mask", required_argument, NULL, RUN_OPT_CLOSE_FD_MASK},
+    {"sync-dir", required_argument, NULL, RUN_OPT_SYNC_DIR},
+    {"name", required_argument, NULL, RUN_OPT_SYNC_NAME},
+    {"sync-every", required_argument, NULL, RUN_OPT_SYNC_EVERY},
     {"help", no_argument, NULL, RUN_OPT_HELP},
     {0},
 };
@@ -236,6 +247,46 @@ typedef struct RunArgs {
         bool malloc_limit_set;
         const char *policy_path;
 } RunArgs;
+
+/* --sync-dir, --name, --sync-every (engine/sync.h). */
+static int run_sync_option(RunArgs *a, int c)
+{
+        uint64_t v;
+        if (c == RUN_OPT_SYNC_EVERY) {
+                if (cliopt_u64("--sync-every", optarg, 1, 86400, &v) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.sync_every_s = (unsigned)v;
+        } else if (!*optarg) {
+                log_error("%s needs a value", c == RUN_OPT_SYNC_DIR ? "--sync-dir" : "--name");
+                return SF_EXIT_USAGE;
+        } else if (c == RUN_OPT_SYNC_DIR) {
+                a->cfg.sync_dir = optarg;
+        } else if (!engine_sync_name_valid(optarg)) {
+                char buf[1200];
+                log_error("--name %s is not a valid instance name: 1 to 64 letters, digits, '_', "
+                          "'-' or '.', not starting with '.'",
+                          termsafe_str(buf, sizeof(buf), optarg, 256));
+                return SF_EXIT_USAGE;
+        } else {
+                a->cfg.sync_name = optarg;
+        }
+        return 0;
+}
+
+/* Both or neither: an instance in a sync directory needs a name. */
+static int run_sync_check(const RunArgs *a)
+{
+        if (a->cfg.sync_dir && !a->cfg.sync_name) {
+                log_error("--sync-dir needs --name NAME: this instance's directory in %s",
+                          a->cfg.sync_dir);
+                return SF_EXIT_USAGE;
+        }
+        if (!a->cfg.sync_dir && (a->cfg.sync_name || a->cfg.sync_every_s)) {
+                log_error("--name and --sync-every need --sync-dir DIR");
+                return SF_EXIT_USAGE;
+        }
+        return 0;
+}
 
 /* One option of `snapfuzz run` into @a. Returns 0, a positive SF_EXIT_*
  * code to exit with at once (a bad value, after its line; --help), or
@@ -367,6 +418,10 @@ static int run_option(RunArgs *a, int c)
                         return SF_EXIT_USAGE;
                 a->cfg.close_fd_mask = (unsigned)v;
                 break;
+        case RUN_OPT_SYNC_DIR:
+        case RUN_OPT_SYNC_NAME:
+        case RUN_OPT_SYNC_EVERY:
+                return run_sync_option(a, c);
         case RUN_OPT_HELP:
                 help_run(stdout);
                 return SF_EXIT_OK;
@@ -484,6 +539,9 @@ static int cmd_run(int argc, char **argv)
                 if (r > 0 || c == RUN_OPT_HELP)
                         return r;
         }
+        r = run_sync_check(&a);
+        if (r)
+                return r;
         if (a.cfg.reproducible && (!a.cfg.seed_set || a.cfg.workers != 1)) {
                 log_error("--reproducible needs --seed N and --workers 1");
                 return SF_EXIT_USAGE;

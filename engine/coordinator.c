@@ -38,6 +38,7 @@
 #include "engine/helperq.h"
 #include "engine/sandboxlog.h"
 #include "engine/schedule.h"
+#include "engine/sync.h"
 #include "core/corpus.h"
 #include "core/coverage.h"
 #include "core/crashstore.h"
@@ -83,6 +84,7 @@ typedef struct Coordinator {
         unsigned n_slots;
         Corpus *corpus;
         CorpusWriter *corpus_w; /* writes new entries into OUT/corpus off the loop */
+        Sync *sync;             /* --sync-dir: inputs from and to other instances */
         RunDicts *dicts;
         int cov_fd;
         CoverageShared *cov;
@@ -227,6 +229,8 @@ static int write_stats(Coordinator *c, const char *status)
         sandboxlog_add_stats(c->sandbox_log, j);
         if (c->corpus_w)
                 corpusw_add_stats(c->corpus_w, j);
+        if (c->sync)
+                sync_add_stats(c->sync, j);
         helperq_add_stats(c->helperq, j);
         char *s = cJSON_Print(j);
         cJSON_Delete(j);
@@ -460,6 +464,16 @@ static void drop_replaced(Coordinator *c, size_t base)
         c->files_removed++;
 }
 
+/* The instance a seed batch's find at @iteration was imported from, or
+ * NULL (one of the run's own inputs). */
+static const char *import_origin(const Coordinator *c, const SchedulePlan *p, uint64_t iteration)
+{
+        if (!c->sync || !p->seed_batch)
+                return NULL;
+        size_t seed = p->seed_lo + (iteration ? (size_t)iteration - 1 : 0);
+        return sync_seed_origin(c->sync, c->sched, seed);
+}
+
 static void take_finds(Coordinator *c, Slot *s)
 {
         void *region = wproc_region(s->w);
@@ -479,6 +493,11 @@ static void take_finds(Coordinator *c, Slot *s)
                 /* A shorter form of its base (same path): an entry, not a
                  * find of the base's. */
                 bool smaller = fs->flags & RECORD_FIND_F_SMALLER;
+                /* An input from another instance joins only if it adds
+                 * coverage (engine/sync.h). */
+                const char *peer = import_origin(c, &s->plan, fs->iteration);
+                if (peer && known)
+                        continue;
                 size_t base = known ? SIZE_MAX : schedule_find_base(&s->plan, fs->iteration);
                 if (base != SIZE_MAX && !smaller)
                         s->plan.base_finds[(fs->iteration - 1) / SCHEDULE_CHAIN_LEN %
@@ -495,7 +514,7 @@ static void take_finds(Coordinator *c, Slot *s)
                         corpus_inherit(c->corpus, i_new, base);
                         c->reduced++;
                 }
-                if (r == 1 && s->plan.seed_batch)
+                if (r == 1 && s->plan.seed_batch && !peer)
                         take_seed(c, &s->plan, fs->iteration, i_new);
                 if (r == 1 && !legacy && ff->n <= RECORD_FIND_FEATURES && features &&
                     corpus_set_features(c->corpus, i_new, ff->id, ff->n,
@@ -514,6 +533,10 @@ static void take_finds(Coordinator *c, Slot *s)
                         emit(c, &(SfEvent){.type = smaller ? SF_EVENT_REDUCE : SF_EVENT_NEW,
                                            .data = data,
                                            .len = fs->len});
+                if (r == 1 && !known && c->sync)
+                        sync_export(c->sync, data, fs->len, peer);
+                if (r == 1 && peer)
+                        sync_note_kept(c->sync);
                 if (r == 1 && smaller && base != SIZE_MAX)
                         drop_replaced(c, base);
                 /* Entries better inputs took every feature from leave the
@@ -1309,6 +1332,33 @@ static int coordinator_init(Coordinator *c)
         return 0;
 }
 
+/* --sync-dir: the thread that exchanges inputs with other instances. */
+static int start_sync(Coordinator *c)
+{
+        SfRunConfig *cfg = c->cfg;
+        if (!cfg->sync_dir)
+                return 0;
+        SyncConfig sc = {.dir = cfg->sync_dir,
+                         .name = cfg->sync_name,
+                         .max_len = cfg->max_len,
+                         .every_s = cfg->sync_every_s};
+        int r = sync_new(&c->sync, &sc);
+        if (r < 0)
+                return r == -ENOMEM ? r : -EINVAL;
+        return 0;
+}
+
+/* The sync phase: inputs from other instances into the schedule. */
+static void sync_step(Coordinator *c)
+{
+        bool seeds_busy = false;
+        if (!c->sync)
+                return;
+        for (unsigned i = 0; i < c->n_slots; i++)
+                seeds_busy |= c->slots[i].alive && c->slots[i].busy && c->slots[i].plan.seed_batch;
+        sync_phase(c->sync, c->sched, seeds_busy);
+}
+
 /* The processes: the signalfd (before any fork, so that every child
  * inherits the mask), the recovery helper, the corpus writer thread and
  * the workers. Returns 0 or a negative errno after one line; whatever was
@@ -1348,6 +1398,9 @@ static int coordinator_start(Coordinator *c)
         char corpus_dir[4096];
         corpus_out_dir(c, corpus_dir, sizeof(corpus_dir));
         r = corpusw_new(&c->corpus_w, corpus_dir);
+        if (r < 0)
+                return r;
+        r = start_sync(c);
         if (r < 0)
                 return r;
         /* Nothing is printed before the target is known to load, so that a
@@ -1416,6 +1469,7 @@ static void coordinator_finish(Coordinator *c, bool started)
                 return;
         if (corpusw_finish(c->corpus_w) < 0)
                 c->internal_error = true;
+        sync_finish(c->sync, c->sched);
         save_autodict(c);
         if (!c->cfg->on_event)
                 print_status(c, "done ");
@@ -1441,6 +1495,7 @@ static void coordinator_finish(Coordinator *c, bool started)
 
 static void coordinator_deinit(Coordinator *c)
 {
+        sync_free(c->sync);
         corpusw_free(c->corpus_w);
         corpus_free(c->corpus);
         schedule_free(c->sched);
@@ -1482,6 +1537,7 @@ int coordinator_run(SfRunConfig *cfg)
                 check_alive(&c);
                 check_writer(&c);
                 watch_target(&c);
+                sync_step(&c);
                 report(&c);
         }
         coordinator_finish(&c, r == 0);

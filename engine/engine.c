@@ -7,6 +7,7 @@
 #include "engine/coordinator.h"
 #include "engine/merge.h"
 #include "engine/runinputs.h"
+#include "engine/sync.h"
 #include "snapfuzz/engine.h"
 #include "worker/worker.h"
 
@@ -43,6 +44,11 @@ int engine_run_inputs(const SfRunConfig *cfg, char *const *files, int n_files)
 int engine_worker_main(int argc, char **argv)
 {
         return worker_main(argc, argv);
+}
+
+bool engine_sync_name_valid(const char *name)
+{
+        return sync_name_valid(name);
 }
 
 bool engine_error_is_input(int r)

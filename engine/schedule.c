@@ -139,6 +139,23 @@ size_t schedule_n_seeds(const Schedule *s)
         return s->n_seeds;
 }
 
+int schedule_add_seeds(Schedule *s, CorpusSeed *seeds, size_t n)
+{
+        CorpusSeed *all = realloc(s->seeds, (s->n_seeds + n) * sizeof(CorpusSeed));
+        if (!all)
+                return -ENOMEM;
+        memcpy(all + s->n_seeds, seeds, n * sizeof(CorpusSeed));
+        s->seeds = all;
+        s->n_seeds += n;
+        free(seeds);
+        return 0;
+}
+
+const CorpusSeed *schedule_seed(const Schedule *s, size_t i)
+{
+        return i < s->n_seeds ? &s->seeds[i] : NULL;
+}
+
 bool schedule_legacy(const Schedule *s)
 {
         return s->legacy;

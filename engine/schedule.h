@@ -81,5 +81,12 @@ double schedule_batch_ms(const Schedule *s, const SchedulePlan *plan);
 
 bool schedule_seeds_left(const Schedule *s);
 size_t schedule_n_seeds(const Schedule *s);
+
+/* Appends @n seeds (inputs from other instances, engine/sync.h): they run
+ * after the seeds already planned, before the next fuzz batch. Takes the
+ * array and its entries; on failure (-ENOMEM) the caller keeps them. */
+int schedule_add_seeds(Schedule *s, CorpusSeed *seeds, size_t n);
+/* Seed @i (its path is where it came from), or NULL past the last. */
+const CorpusSeed *schedule_seed(const Schedule *s, size_t i);
 bool schedule_legacy(const Schedule *s);
 const MutSched *schedule_mutsched(const Schedule *s);

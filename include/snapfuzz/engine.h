@@ -99,6 +99,11 @@ typedef struct SfRunConfig {
          * prints no status lines of its own (the front end reports). */
         SfEventFn on_event;
         void *event_ctx;
+        /* --sync-dir, --name, --sync-every: AFL++-style exchange of inputs
+         * with other instances (engine/sync.h); sync_dir NULL: none. */
+        const char *sync_dir;
+        const char *sync_name;
+        unsigned sync_every_s; /* 0: the default */
 } SfRunConfig;
 
 /* Outcomes of engine_run. */
@@ -136,6 +141,9 @@ typedef struct SfBuiltinTarget {
 /* Registers the executable's own target; call before engine_run or
  * engine_worker_main. @t is copied. */
 void engine_target_builtin(const SfBuiltinTarget *t);
+/* Whether @name may name an instance in a sync directory (--name): 1 to
+ * 64 letters, digits, '_', '-' or '.', not starting with '.'. */
+bool engine_sync_name_valid(const char *name);
 
 /* Whether a failure was caused by what the user gave (an option, a
  * target, a directory, a file, a crash record) rather than by snapfuzz or
