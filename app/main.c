@@ -18,6 +18,7 @@
 #include "app/cliopt.h"
 #include "app/crashes_cmd.h"
 #include "app/minimize_cmd.h"
+#include "app/report_cmd.h"
 #include "engine/reproduce.h"
 #include "core/elfcheck.h"
 #include "core/log.h"
@@ -44,6 +45,8 @@ static void usage(FILE *f)
                 "                [--sandbox-policy FILE] [--trust-record]\n"
                 "       snapfuzz crashes [--out DIR]\n"
                 "       snapfuzz status [OUT_DIR]\n"
+                "       snapfuzz report [OUT_DIR] [--sarif FILE] [--junit FILE]\n"
+                "                [--source-root DIR]\n"
                 "       snapfuzz --help | --version\n"
                 "\n"
                 "run: fuzz TARGET.so, a libFuzzer-style harness (see snapfuzz run --help).\n"
@@ -54,6 +57,7 @@ static void usage(FILE *f)
                 "  crashes/<id>/minimized (default budget --max-time 30; 0: no limit).\n"
                 "crashes: list the crashes stored in an output directory.\n"
                 "status: whether a campaign is running, finished or was killed, and its figures.\n"
+                "report: write the stored crashes as SARIF (code scanning) and/or JUnit XML.\n"
                 "Each command takes -h or --help, with examples.\n"
                 "\n"
                 "exit status: 0 nothing found (reproduce: no longer crashes; minimize: done),\n"
@@ -598,6 +602,8 @@ int main(int argc, char **argv)
                 return crashes_cmd(argc - 1, argv + 1);
         if (strcmp(argv[1], "status") == 0)
                 return cmd_status(argc - 1, argv + 1);
+        if (strcmp(argv[1], "report") == 0)
+                return report_cmd(argc - 1, argv + 1);
         log_error("unknown command '%s'; see snapfuzz --help", argv[1]);
         return SF_EXIT_USAGE;
 }
