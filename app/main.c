@@ -19,6 +19,7 @@
 #include "app/crashes_cmd.h"
 #include "app/minimize_cmd.h"
 #include "app/report_cmd.h"
+#include "engine/ciout.h"
 #include "engine/reproduce.h"
 #include "core/elfcheck.h"
 #include "core/log.h"
@@ -116,10 +117,16 @@ static void help_run(FILE *f)
                 "  --close-fd-mask N     libFuzzer's -close_fd_mask: 1 closes the target's\n"
                 "                        stdout, 2 its stderr (sanitizer reports still reach\n"
                 "                        crash.json), 3 both (default 0)\n"
+                "  --sarif FILE          write the crashes as SARIF 2.1.0 (GitHub code scanning)\n"
+                "                        to FILE: at the start, at each new crash, at the end\n"
+                "  --junit FILE          the same as JUnit XML (one testcase per crash)\n"
+                "  --source-root DIR     SARIF/JUnit source paths are relative to DIR (default:\n"
+                "                        the current directory; use the repository root)\n"
                 "examples:\n"
                 "  snapfuzz run ./parser.so seeds/ --max-total-time 600\n"
                 "  snapfuzz run ./parser.so --workers 4 --dict parser.dict --keep-going\n"
                 "  snapfuzz run ./parser.so --workers 1 --seed 7 --reproducible --runs 1000000\n"
+                "  snapfuzz run ./parser.so --max-total-time 300 --sarif out.sarif\n"
                 "exit status: 0 nothing found, 1 a crash was found and stored, 2 bad usage or\n"
                 "input, 3 internal error.\n");
 }
@@ -188,6 +195,9 @@ enum {
         RUN_OPT_REPRODUCIBLE,
         RUN_OPT_TARGET_OUTPUT,
         RUN_OPT_CLOSE_FD_MASK,
+        RUN_OPT_SARIF,
+        RUN_OPT_JUNIT,
+        RUN_OPT_SOURCE_ROOT,
         RUN_OPT_HELP,
 };
 
@@ -216,6 +226,9 @@ static const struct option run_opts[] = {
     {"reproducible", no_argument, NULL, RUN_OPT_REPRODUCIBLE},
     {"target-output", required_argument, NULL, RUN_OPT_TARGET_OUTPUT},
     {"close-fd-mask", required_argument, NULL, RUN_OPT_CLOSE_FD_MASK},
+    {"sarif", required_argument, NULL, RUN_OPT_SARIF},
+    {"junit", required_argument, NULL, RUN_OPT_JUNIT},
+    {"source-root", required_argument, NULL, RUN_OPT_SOURCE_ROOT},
     {"help", no_argument, NULL, RUN_OPT_HELP},
     {0},
 };
@@ -356,6 +369,15 @@ static int run_option(RunArgs *a, int c)
                         return SF_EXIT_USAGE;
                 a->cfg.close_fd_mask = (unsigned)v;
                 break;
+        case RUN_OPT_SARIF:
+                a->cfg.sarif_path = optarg;
+                break;
+        case RUN_OPT_JUNIT:
+                a->cfg.junit_path = optarg;
+                break;
+        case RUN_OPT_SOURCE_ROOT:
+                a->cfg.source_root = optarg;
+                break;
         case RUN_OPT_HELP:
                 help_run(stdout);
                 return SF_EXIT_OK;
@@ -384,6 +406,26 @@ static int run_operands(RunArgs *a, char **operands, int n_operands)
                 }
         }
         return check_target(&a->cfg);
+}
+
+/* --sarif, --junit, --source-root: a path that cannot be written is a
+ * usage error found before anything runs, not after the campaign. */
+static int run_reports(RunArgs *a)
+{
+        const char *paths[2][2] = {{"--sarif", a->cfg.sarif_path}, {"--junit", a->cfg.junit_path}};
+        char err[1024];
+        struct stat st;
+        for (int i = 0; i < 2; i++) {
+                if (paths[i][1] && ciout_check_path(paths[i][0], paths[i][1], err, sizeof(err))) {
+                        log_error("%s", err);
+                        return SF_EXIT_USAGE;
+                }
+        }
+        if (a->cfg.source_root && (stat(a->cfg.source_root, &st) < 0 || !S_ISDIR(st.st_mode))) {
+                log_error("--source-root %s is not a directory", a->cfg.source_root);
+                return SF_EXIT_USAGE;
+        }
+        return 0;
 }
 
 /* A bad policy is a usage error, found before anything runs. */
@@ -456,6 +498,8 @@ static int cmd_run(int argc, char **argv)
                 a.cfg.malloc_limit_mb = a.cfg.rss_limit_mb;
         /* getopt_long moved the operands (target, corpus dirs) to the end. */
         r = run_operands(&a, argv + optind, argc - optind);
+        if (r == 0)
+                r = run_reports(&a);
         if (r)
                 return r;
         char *policy;

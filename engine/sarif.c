@@ -222,12 +222,13 @@ static char *result_message(const CrashEntry *e)
                 return NULL;
         /* The brief ends with a period; the stored message may not. */
         size_t ml = strlen(e->message);
+        /* The command last, so that no punctuation runs into it. */
         snprintf(text, cap,
-                 "%s %s%s%s Crash %s, seen %" PRId64 " time%s.%s Reproduce: %s . Input: "
-                 "%s (%" PRId64 " bytes).%s",
+                 "%s %s%s%s Crash %s, seen %" PRId64 " time%s. Input: %s (%" PRId64
+                 " bytes).%s%s Reproduce with: %s",
                  e->rule->brief, e->message, ml && e->message[ml - 1] == '.' ? "" : ".", where,
-                 e->id, e->count, e->count == 1 ? "" : "s", state, e->reproduce, e->input_path,
-                 e->input_len, min);
+                 e->id, e->count, e->count == 1 ? "" : "s", e->input_path, e->input_len, min, state,
+                 e->reproduce);
         return text;
 }
 

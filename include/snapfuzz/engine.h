@@ -49,6 +49,11 @@ typedef struct SfRunConfig {
          * sanitized and rate-limited, and logged) or "discard". */
         const char *target_output;
         unsigned close_fd_mask; /* --close-fd-mask: libFuzzer's -close_fd_mask */
+        /* Reports for CI (engine/ciout.h), written at the start, when a new
+         * crash is stored and at the end; NULL: none. */
+        const char *sarif_path;  /* --sarif */
+        const char *junit_path;  /* --junit */
+        const char *source_root; /* --source-root; NULL: the current directory */
 } SfRunConfig;
 
 /* Outcomes of engine_run. */
