@@ -340,9 +340,14 @@ static void path_normalize(char *p)
         char *out = p + abs; /* the normalized path so far ends here */
         char *in = p + abs;
         size_t lead = 0; /* bytes of leading "../" kept in a relative path */
+        const char *end = p + strlen(p);
 
-        while (*in) {
+        /* Not "while (*in)": the '/' written after the last component is
+         * where its NUL was. */
+        while (in < end) {
                 size_t n = strcspn(in, "/");
+                /* Read before writing: out may be in. */
+                size_t next = n + (in[n] == '/');
                 bool dotdot = n == 2 && in[0] == '.' && in[1] == '.';
                 if (n == 0 || (n == 1 && in[0] == '.')) {
                         /* dropped */
@@ -359,8 +364,7 @@ static void path_normalize(char *p)
                         if (dotdot)
                                 lead = (size_t)(out - p);
                 }
-                in += n;
-                in += *in == '/';
+                in += next;
         }
         if (out > p + abs)
                 out--; /* the last component's '/' */
@@ -470,6 +474,16 @@ const CrashFrame *crashreport_where(const CrashEntry *e)
                 if (e->frames[i].file)
                         return &e->frames[i];
         return NULL;
+}
+
+void crashreport_frame_place(const CrashFrame *f, char *buf, size_t cap)
+{
+        if (!f->file)
+                snprintf(buf, cap, "%s", "");
+        else if (f->line > 0)
+                snprintf(buf, cap, "%s:%ld", f->rel ? f->rel : f->file, f->line);
+        else
+                snprintf(buf, cap, "%s", f->rel ? f->rel : f->file);
 }
 
 char *crashreport_shell_quote(const char *s)

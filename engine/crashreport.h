@@ -89,6 +89,10 @@ extern const CrashRule crashreport_rules[];
  * root, else the first frame with a file, else NULL. */
 const CrashFrame *crashreport_where(const CrashEntry *e);
 
+/* "file:line" of @f (relative to the source root when it is under it;
+ * without ":line" when the line is unknown) into @buf; "" without a file. */
+void crashreport_frame_place(const CrashFrame *f, char *buf, size_t cap);
+
 /* "@s" quoted for a POSIX shell when it needs to be, into a malloc'd
  * string (NULL on ENOMEM). */
 char *crashreport_shell_quote(const char *s);

@@ -130,8 +130,9 @@ static void failure_body(Buf *b, const CrashEntry *e)
                 xml_escape(b, f->function ? f->function : "??");
                 if (f->file) {
                         buf_str(b, " at ");
-                        xml_escape(b, f->rel ? f->rel : f->file);
-                        buf_fmt(b, ":%ld", f->line);
+                        char place[PATH_MAX + 32];
+                        crashreport_frame_place(f, place, sizeof(place));
+                        xml_escape(b, place);
                 }
                 if (f->module) {
                         buf_str(b, " (");
@@ -149,18 +150,21 @@ static void testcase(Buf *b, const CrashEntry *e)
         const CrashFrame *w = crashreport_where(e);
         char name[1024];
         int n = snprintf(name, sizeof(name), "crash %s: %s", e->id, e->rule->id);
-        if (w && w->file && n > 0 && (size_t)n < sizeof(name))
-                snprintf(name + n, sizeof(name) - (size_t)n, " in %s (%s:%ld)",
-                         w->function ? w->function : "??", w->rel ? w->rel : w->file, w->line);
+        char place[PATH_MAX + 32];
+        if (w && w->file && n > 0 && (size_t)n < sizeof(name)) {
+                crashreport_frame_place(w, place, sizeof(place));
+                snprintf(name + n, sizeof(name) - (size_t)n, " in %s (%s)",
+                         w->function ? w->function : "??", place);
+        }
         char classname[96];
         snprintf(classname, sizeof(classname), "snapfuzz.%s", e->kind);
         buf_str(b, "    <testcase");
         xml_attr(b, "classname", classname);
         xml_attr(b, "name", name);
-        if (w && w->rel) {
+        if (w && w->rel)
                 xml_attr(b, "file", w->rel);
+        if (w && w->rel && w->line > 0)
                 buf_fmt(b, " line=\"%ld\"", w->line);
-        }
         buf_str(b, ">\n      <failure");
         xml_attr(b, "type", e->rule->id);
         xml_attr(b, "message", e->message);

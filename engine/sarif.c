@@ -146,9 +146,10 @@ static void sb_artifact(Sb *b, cJSON *parent, const char *path, const char *rel)
 static void frame_text(const CrashFrame *f, size_t i, char *buf, size_t cap)
 {
         int n = snprintf(buf, cap, "#%zu %s", i, f->function ? f->function : "??");
+        char place[PATH_MAX + 32];
+        crashreport_frame_place(f, place, sizeof(place));
         if (f->file && n >= 0 && (size_t)n < cap)
-                n += snprintf(buf + n, cap - (size_t)n, " at %s:%ld", f->rel ? f->rel : f->file,
-                              f->line);
+                n += snprintf(buf + n, cap - (size_t)n, " at %s", place);
         if (f->module && n >= 0 && (size_t)n < cap)
                 snprintf(buf + n, cap - (size_t)n, " (%s+%s)", f->module,
                          f->offset ? f->offset : "?");
@@ -203,9 +204,12 @@ static char *result_message(const CrashEntry *e)
 {
         const CrashFrame *w = crashreport_where(e);
         char where[1024] = "", state[512] = "", min[PATH_MAX + 64] = "";
-        if (w && w->file)
-                snprintf(where, sizeof(where), " In %s at %s:%ld.",
-                         w->function ? w->function : "??", w->rel ? w->rel : w->file, w->line);
+        char place[PATH_MAX + 32];
+        if (w && w->file) {
+                crashreport_frame_place(w, place, sizeof(place));
+                snprintf(where, sizeof(where), " In %s at %s.", w->function ? w->function : "??",
+                         place);
+        }
         if (e->state_dependent)
                 snprintf(state, sizeof(state),
                          " State-dependent: it crashes only after the %" PRId64
