@@ -19,6 +19,8 @@
 #include "app/crashes_cmd.h"
 #include "app/merge_cmd.h"
 #include "app/minimize_cmd.h"
+#include "app/report_cmd.h"
+#include "engine/ciout.h"
 #include "engine/reproduce.h"
 #include "core/elfcheck.h"
 #include "core/log.h"
@@ -48,6 +50,8 @@ static void usage(FILE *f)
                 "       snapfuzz merge TARGET.so OUT_CORPUS IN_DIR... [options]\n"
                 "       snapfuzz crashes [--out DIR]\n"
                 "       snapfuzz status [OUT_DIR]\n"
+                "       snapfuzz report [OUT_DIR] [--sarif FILE] [--junit FILE]\n"
+                "                [--source-root DIR]\n"
                 "       snapfuzz --help | --version\n"
                 "\n"
                 "run: fuzz TARGET.so, a libFuzzer-style harness (see snapfuzz run --help).\n"
@@ -61,6 +65,7 @@ static void usage(FILE *f)
                 "  OUT_CORPUS (libFuzzer's -merge=1); resumable with --control-file F.\n"
                 "crashes: list the crashes stored in an output directory.\n"
                 "status: whether a campaign is running, finished or was killed, and its figures.\n"
+                "report: write the stored crashes as SARIF (code scanning) and/or JUnit XML.\n"
                 "Each command takes -h or --help, with examples.\n"
                 "\n"
                 "exit status: 0 nothing found (reproduce: no longer crashes; minimize: done),\n"
@@ -125,6 +130,11 @@ static void help_run(FILE *f)
                 "                        finds go to DIR/NAME/queue, peers' queues are read\n"
                 "  --name NAME           this instance's directory in DIR (with --sync-dir)\n"
                 "  --sync-every S        seconds between two reads of the peers (default 30)\n"
+                "  --sarif FILE          write the crashes as SARIF 2.1.0 (GitHub code scanning)\n"
+                "                        to FILE: at the start, at each new crash, at the end\n"
+                "  --junit FILE          the same as JUnit XML (one testcase per crash)\n"
+                "  --source-root DIR     SARIF/JUnit source paths are relative to DIR (default:\n"
+                "                        the current directory; use the repository root)\n"
                 "With files instead of directories (all of them files), nothing is fuzzed:\n"
                 "each FILE runs once (--runs N: N times) in a fresh sandboxed runner, as\n"
                 "libFuzzer runs file arguments; a crash is classified and its report shown.\n"
@@ -135,6 +145,7 @@ static void help_run(FILE *f)
                 "  snapfuzz run ./parser.so crash-1 crash-2 --keep-going   # still crashing?\n"
                 "  snapfuzz run ./parser.so --workers 4 --dict parser.dict --keep-going\n"
                 "  snapfuzz run ./parser.so --workers 1 --seed 7 --reproducible --runs 1000000\n"
+                "  snapfuzz run ./parser.so --max-total-time 300 --sarif out.sarif\n"
                 "exit status: 0 nothing found, 1 a crash was found and stored (with files: an\n"
                 "input crashed), 2 bad usage or input (with files: a file missing or\n"
                 "unreadable), 3 internal error.\n");
@@ -207,6 +218,9 @@ enum {
         RUN_OPT_SYNC_DIR,
         RUN_OPT_SYNC_NAME,
         RUN_OPT_SYNC_EVERY,
+        RUN_OPT_SARIF,
+        RUN_OPT_JUNIT,
+        RUN_OPT_SOURCE_ROOT,
         RUN_OPT_HELP,
 };
 
@@ -238,6 +252,9 @@ static const struct option run_opts[] = {
     {"sync-dir", required_argument, NULL, RUN_OPT_SYNC_DIR},
     {"name", required_argument, NULL, RUN_OPT_SYNC_NAME},
     {"sync-every", required_argument, NULL, RUN_OPT_SYNC_EVERY},
+    {"sarif", required_argument, NULL, RUN_OPT_SARIF},
+    {"junit", required_argument, NULL, RUN_OPT_JUNIT},
+    {"source-root", required_argument, NULL, RUN_OPT_SOURCE_ROOT},
     {"help", no_argument, NULL, RUN_OPT_HELP},
     {0},
 };
@@ -418,6 +435,15 @@ static int run_option(RunArgs *a, int c)
                         return SF_EXIT_USAGE;
                 a->cfg.close_fd_mask = (unsigned)v;
                 break;
+        case RUN_OPT_SARIF:
+                a->cfg.sarif_path = optarg;
+                break;
+        case RUN_OPT_JUNIT:
+                a->cfg.junit_path = optarg;
+                break;
+        case RUN_OPT_SOURCE_ROOT:
+                a->cfg.source_root = optarg;
+                break;
         case RUN_OPT_SYNC_DIR:
         case RUN_OPT_SYNC_NAME:
         case RUN_OPT_SYNC_EVERY:
@@ -476,6 +502,26 @@ static int run_operands(RunArgs *a, char **operands, int n_operands)
                 }
         }
         return check_target(&a->cfg);
+}
+
+/* --sarif, --junit, --source-root: a path that cannot be written is a
+ * usage error found before anything runs, not after the campaign. */
+static int run_reports(RunArgs *a)
+{
+        const char *paths[2][2] = {{"--sarif", a->cfg.sarif_path}, {"--junit", a->cfg.junit_path}};
+        char err[1024];
+        struct stat st;
+        for (int i = 0; i < 2; i++) {
+                if (paths[i][1] && ciout_check_path(paths[i][0], paths[i][1], err, sizeof(err))) {
+                        log_error("%s", err);
+                        return SF_EXIT_USAGE;
+                }
+        }
+        if (a->cfg.source_root && (stat(a->cfg.source_root, &st) < 0 || !S_ISDIR(st.st_mode))) {
+                log_error("--source-root %s is not a directory", a->cfg.source_root);
+                return SF_EXIT_USAGE;
+        }
+        return 0;
 }
 
 /* A bad policy is a usage error, found before anything runs. */
@@ -558,6 +604,8 @@ static int cmd_run(int argc, char **argv)
                 r = check_target(&a.cfg);
         } else {
                 r = run_operands(&a, argv + optind, argc - optind);
+                if (r == 0)
+                        r = run_reports(&a);
         }
         if (r)
                 return r;
@@ -710,6 +758,8 @@ int main(int argc, char **argv)
                 return crashes_cmd(argc - 1, argv + 1);
         if (strcmp(argv[1], "status") == 0)
                 return cmd_status(argc - 1, argv + 1);
+        if (strcmp(argv[1], "report") == 0)
+                return report_cmd(argc - 1, argv + 1);
         log_error("unknown command '%s'; see snapfuzz --help", argv[1]);
         return SF_EXIT_USAGE;
 }

@@ -33,6 +33,7 @@
 #include "core/clock.h"
 #include "engine/coordinator.h"
 #include "engine/corpusw.h"
+#include "engine/ciout.h"
 #include "engine/crashtally.h"
 #include "engine/dicts.h"
 #include "engine/helperq.h"
@@ -316,6 +317,37 @@ static void helper_rescued(Coordinator *c, const cJSON *m)
                  msg_str(m, "id", "?"), c->cfg->out_dir, where, msg_str(m, "id", "?"));
 }
 
+/* --sarif, --junit: the reports of the crash store (engine/ciout.h),
+ * rewritten whole each time, so that a CI job killed at any moment has
+ * them as of the last new crash. Unreadable crash directories are named
+ * once, at the end. A write that fails at the start stops the run before
+ * it begins (returns the error); later, it is a warning, and at the end an
+ * internal error. */
+static int write_ci_reports(Coordinator *c, bool start, bool final)
+{
+        const SfRunConfig *cfg = c->cfg;
+        if (!cfg->sarif_path && !cfg->junit_path)
+                return 0;
+        CiOutConfig o = {.out_dir = cfg->out_dir,
+                         .sarif_path = cfg->sarif_path,
+                         .junit_path = cfg->junit_path,
+                         .source_root = cfg->source_root,
+                         .quiet = !final};
+        char err[1024];
+        int r = ciout_write(&o, NULL, err, sizeof(err));
+        if (r < 0 && start)
+                log_error("%s", err);
+        else if (r < 0 && final)
+                log_error("%s; the crashes are stored all the same (snapfuzz report writes it "
+                          "again)",
+                          err);
+        else if (r < 0)
+                log_warn("%s; trying again at the next crash and at the end", err);
+        if (r < 0 && final)
+                c->internal_error = true;
+        return r;
+}
+
 static void helper_event(Coordinator *c, cJSON *m)
 {
         const char *type = msg_str(m, "type", "");
@@ -366,6 +398,8 @@ static void helper_event(Coordinator *c, cJSON *m)
                  * (worker/runner.h): from now on, every batch gets a fresh
                  * runner, so that the next one is stored with its whole
                  * history. A kill from outside depends on nothing. */
+                if (is_new)
+                        (void)write_ci_reports(c, false, false);
                 if (!msg_bool(m, "reproduced", 0) && c->cfg->runner_lifetime_ms > 0 &&
                     !c->fresh_runners && strcmp(msg_str(m, "kind", ""), "killed") != 0) {
                         c->fresh_runners = true;
@@ -1292,6 +1326,9 @@ static int coordinator_init(Coordinator *c)
         r = load_seeds(c);
         if (r < 0)
                 return r;
+        r = write_ci_reports(c, true, false);
+        if (r < 0)
+                return r == -ENOMEM ? r : -EINVAL;
         r = record_layout(cfg->max_len, &c->layout);
         if (r < 0) {
                 log_error("--max-len %zu is out of range", cfg->max_len);
@@ -1476,6 +1513,7 @@ static void coordinator_finish(Coordinator *c, bool started)
         crashtally_summary(c->tally);
         sandboxlog_summary(c->sandbox_log);
         (void)write_stats(c, c->interrupted ? "interrupted" : "done");
+        (void)write_ci_reports(c, false, true);
         if (c->stored)
                 log_info("%" PRIu64 " crash%s stored (%" PRIu64 " new); replay one with: "
                          "snapfuzz reproduce ID --out %s",

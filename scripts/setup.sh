@@ -11,6 +11,13 @@ cd "$(dirname "$0")/.."
 # (tests/test_sync.c).
 packages=(meson ninja-build pkg-config gcc clang clang-format clang-tidy cppcheck
           libclang-rt-14-dev libseccomp-dev libcjson-dev libcriterion-dev llvm git afl++)
+# The SARIF and JUnit tests (tests/test_sarif.c): nodejs and npm install
+# Microsoft's SARIF validator (tests/sarif/package.json, below; its .NET
+# build needs libicu72, which nodejs pulls in anyway); libxml2-utils is
+# xmllint, the XML parser that reads the JUnit reports.
+packages+=(nodejs libicu72 libxml2-utils)
+# npm only where no npm is installed (a nodejs from elsewhere brings its own).
+command -v npm >/dev/null || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,6 +28,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Microsoft's SARIF validator, at the version tests/sarif/package-lock.json
+# pins (from the npm registry; it runs offline once installed).
+if [ ! -x tests/sarif/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool ] ||
+   [ tests/sarif/package-lock.json -nt tests/sarif/node_modules/.package-lock.json ]; then
+  (cd tests/sarif && npm ci --no-audit --no-fund)
 fi
 
 if [ ! -f build/build.ninja ]; then

@@ -104,6 +104,11 @@ typedef struct SfRunConfig {
         const char *sync_dir;
         const char *sync_name;
         unsigned sync_every_s; /* 0: the default */
+        /* Reports for CI (engine/ciout.h), written at the start, when a new
+         * crash is stored and at the end; NULL: none. */
+        const char *sarif_path;  /* --sarif */
+        const char *junit_path;  /* --junit */
+        const char *source_root; /* --source-root; NULL: the current directory */
 } SfRunConfig;
 
 /* Outcomes of engine_run. */
