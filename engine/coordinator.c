@@ -36,6 +36,7 @@
 #include "engine/crashtally.h"
 #include "engine/dicts.h"
 #include "engine/helperq.h"
+#include "engine/quarantine.h"
 #include "engine/sandboxlog.h"
 #include "engine/schedule.h"
 #include "core/corpus.h"
@@ -45,6 +46,7 @@
 #include "core/hash.h"
 #include "core/log.h"
 #include "core/msg.h"
+#include "core/termsafe.h"
 #include "worker/wproc.h"
 #include "worker/proto.h"
 #include "core/writeq.h"
@@ -130,6 +132,12 @@ typedef struct Coordinator {
         bool target_changed;
         bool reproducible;  /* --reproducible: the same inputs every run */
         int64_t started_at; /* wall clock, seconds since the epoch */
+        /* OUT/quarantine.json, read at start: stored crashes it holds do
+         * not stop the run or make it fail (quarantined counts them; held
+         * has one entry per id, for one line each). */
+        Quarantine *quarantine;
+        CrashTally *held;
+        uint64_t quarantined;
 } Coordinator;
 
 static void fmt_count(char *buf, size_t cap, double v)
@@ -294,6 +302,43 @@ static void helper_rescued(Coordinator *c, const cJSON *m)
                  msg_str(m, "id", "?"), c->cfg->out_dir, where, msg_str(m, "id", "?"));
 }
 
+/* OUT/quarantine.json, once the output directory is there. A list that
+ * is not valid is refused before anything runs (-EINVAL after a line). */
+static int quarantine_open(Coordinator *c)
+{
+        char err[1024];
+        int r = quarantine_load(c->cfg->out_dir, &c->quarantine, err, sizeof(err));
+        if (r == 0)
+                r = crashtally_new(&c->held);
+        if (r == -ENOMEM)
+                log_error("out of memory");
+        else if (r < 0)
+                log_error("%s", err);
+        if (r == 0 && quarantine_count(c->quarantine))
+                log_info("%zu known crashes are quarantined (%s/%s): found again, they are "
+                         "counted and fuzzing goes on",
+                         quarantine_count(c->quarantine), c->cfg->out_dir, QUARANTINE_FILE);
+        return r == -EBADMSG ? -EINVAL : r;
+}
+
+/* Whether the stored crash @m is quarantined: then it is counted (one line
+ * the first time in this run), and it neither stops the run nor fails it. */
+static bool quarantine_holds(Coordinator *c, const cJSON *m)
+{
+        const char *id = msg_str(m, "id", "?");
+        const char *why = quarantine_find(c->quarantine, id, msg_str(m, "signature", NULL));
+        if (!why)
+                return false;
+        c->quarantined++;
+        if (crashtally_add(c->held, id, "", "") == 1) {
+                char shown[1200]; /* the reason is the file's: made inert */
+                termsafe_str(shown, sizeof(shown), why, 200);
+                log_info("crash %s is quarantined%s%s%s: counted, fuzzing goes on", id,
+                         why[0] ? " (" : "", shown, why[0] ? ")" : "");
+        }
+        return true;
+}
+
 static void helper_event(Coordinator *c, cJSON *m)
 {
         const char *type = msg_str(m, "type", "");
@@ -344,7 +389,7 @@ static void helper_event(Coordinator *c, cJSON *m)
                                  "start)",
                                  msg_str(m, "id", "?"));
                 }
-                if (!c->cfg->keep_going)
+                if (!c->cfg->keep_going && !quarantine_holds(c, m))
                         c->stopping = true;
         } else if (strcmp(type, "lost") == 0 && suspect) {
                 /* Not a crash: nothing was lost but a check. */
@@ -787,9 +832,24 @@ static void dispatch_one(Coordinator *c, Slot *s)
         s->seen_count = 0;
 }
 
+/* --seeds-only (snapfuzz regress): every seed has been handed out; the
+ * run ends once no batch is busy (check_seeds_only), with no fuzz batch. */
+static bool seeds_only_done(const Coordinator *c)
+{
+        return c->cfg->seeds_only && !schedule_seeds_left(c->sched);
+}
+
+static bool any_busy(const Coordinator *c);
+
+static void check_seeds_only(Coordinator *c)
+{
+        if (seeds_only_done(c) && !any_busy(c))
+                c->stopping = true;
+}
+
 static void dispatch(Coordinator *c)
 {
-        if (c->stopping || (!c->cfg->keep_going && c->crash_pending > 0))
+        if (c->stopping || (!c->cfg->keep_going && c->crash_pending > 0) || seeds_only_done(c))
                 return;
         for (unsigned i = 0; i < c->n_slots; i++)
                 if (c->slots[i].alive && !c->slots[i].busy)
@@ -1187,6 +1247,8 @@ static int coordinator_init(Coordinator *c)
         if (r < 0)
                 return r;
         r = prepare_outdir(c);
+        if (r == 0)
+                r = quarantine_open(c);
         if (r < 0)
                 return r;
         dicts_load_auto(c->dicts, c->outdir_fd, cfg->out_dir);
@@ -1345,6 +1407,9 @@ static void coordinator_finish(Coordinator *c, bool started)
                 log_info("%" PRIu64 " crash%s stored (%" PRIu64 " new); replay one with: "
                          "snapfuzz reproduce ID --out %s",
                          c->stored, c->stored == 1 ? "" : "es", c->unique, c->cfg->out_dir);
+        if (c->quarantined)
+                log_info("%" PRIu64 " of them quarantined (%s/%s): known, they do not fail the run",
+                         c->quarantined, c->cfg->out_dir, QUARANTINE_FILE);
         if (c->rescued)
                 log_warn("%" PRIu64 " of them could not be written to %s/crashes and are in the "
                          "rescue directory named above",
@@ -1370,6 +1435,8 @@ static void coordinator_deinit(Coordinator *c)
         sandboxlog_free(c->sandbox_log);
         dicts_free(c->dicts);
         crashtally_free(c->tally);
+        crashtally_free(c->held);
+        quarantine_free(c->quarantine);
         if (c->sigfd >= 0)
                 close(c->sigfd);
         if (c->outdir_fd >= 0)
@@ -1396,6 +1463,7 @@ int coordinator_run(SfRunConfig *cfg)
                 helperq_dispatch(c.helperq);
                 loop_once(&c);
                 check_limits(&c);
+                check_seeds_only(&c);
                 check_stuck(&c);
                 check_alive(&c);
                 check_writer(&c);
@@ -1410,7 +1478,8 @@ int coordinator_run(SfRunConfig *cfg)
         }
         if (r < 0)
                 return r;
-        if (c.stored || c.lost)
+        /* Quarantined crashes are known: only others fail the run. */
+        if (c.stored > c.quarantined || c.lost)
                 return ENGINE_RUN_CRASHED;
         if (c.target_changed)
                 return -ESTALE;

@@ -49,6 +49,9 @@ typedef struct SfRunConfig {
          * sanitized and rate-limited, and logged) or "discard". */
         const char *target_output;
         unsigned close_fd_mask; /* --close-fd-mask: libFuzzer's -close_fd_mask */
+        /* snapfuzz regress: run the seeds (the corpus) once each, then stop:
+         * no fuzz batch. Crashes are stored as in any run. */
+        bool seeds_only;
 } SfRunConfig;
 
 /* Outcomes of engine_run. */
