@@ -18,6 +18,7 @@
 #include "app/cliopt.h"
 #include "app/crashes_cmd.h"
 #include "app/minimize_cmd.h"
+#include "app/regress_cmd.h"
 #include "engine/reproduce.h"
 #include "core/elfcheck.h"
 #include "core/log.h"
@@ -42,7 +43,9 @@ static void usage(FILE *f)
                 "       snapfuzz minimize CRASH_ID [--out DIR] [--max-time S] [--max-trials N]\n"
                 "                [--target PATH] [--timeout S] [--sandbox MODE]\n"
                 "                [--sandbox-policy FILE] [--trust-record]\n"
-                "       snapfuzz crashes [--out DIR]\n"
+                "       snapfuzz crashes [--out DIR] [--quarantine ID [--reason TEXT] |\n"
+                "                --unquarantine ID]\n"
+                "       snapfuzz regress TARGET.so [CORPUS_DIR...] [--out DIR] [options]\n"
                 "       snapfuzz status [OUT_DIR]\n"
                 "       snapfuzz --help | --version\n"
                 "\n"
@@ -52,7 +55,9 @@ static void usage(FILE *f)
                 "  --trust-record (or give --sandbox MODE / --sandbox-policy FILE).\n"
                 "minimize: shrink a stored crash's input while it crashes the same way; writes\n"
                 "  crashes/<id>/minimized (default budget --max-time 30; 0: no limit).\n"
-                "crashes: list the crashes stored in an output directory.\n"
+                "crashes: list the crashes stored in an output directory; quarantine one.\n"
+                "regress: replay the stored crashes and the corpus against a build (CI);\n"
+                "  fails only on crashes that still reproduce or are new, not quarantined.\n"
                 "status: whether a campaign is running, finished or was killed, and its figures.\n"
                 "Each command takes -h or --help, with examples.\n"
                 "\n"
@@ -598,6 +603,8 @@ int main(int argc, char **argv)
                 return crashes_cmd(argc - 1, argv + 1);
         if (strcmp(argv[1], "status") == 0)
                 return cmd_status(argc - 1, argv + 1);
+        if (strcmp(argv[1], "regress") == 0)
+                return regress_cmd(argc - 1, argv + 1);
         log_error("unknown command '%s'; see snapfuzz --help", argv[1]);
         return SF_EXIT_USAGE;
 }

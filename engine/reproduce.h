@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include "recovery/classify.h"
 #include "recovery/crashconf.h"
 
 typedef struct ReproduceConfig {
@@ -22,3 +23,11 @@ enum {
  * -EBADMSG for a bad id or a corrupt or refused record, -ENOEXEC for a
  * target that cannot be loaded, another for snapfuzz's own failures. */
 int reproduce_run(const ReproduceConfig *cfg);
+
+/* Runs crash @cfg->id once as reproduce_run does (the same conditions,
+ * the sequence/ or record of a state-dependent crash), printing nothing
+ * but error lines. Returns REPRODUCE_CRASHES with the death now in
+ * *@ret_now (kind, message, signature and id, named as recovery names
+ * them), REPRODUCE_FIXED, or reproduce_run's errors. On success *@ret_conf
+ * holds the crash's settings (crashconf_deinit it). */
+int reproduce_check(const ReproduceConfig *cfg, Crashconf *ret_conf, Classification *ret_now);
