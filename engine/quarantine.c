@@ -150,33 +150,35 @@ static int take_list(Quarantine *q, const cJSON *root, const char *path, char *e
         return 0;
 }
 
-int quarantine_load(const char *out_dir, Quarantine **ret, char *err, size_t errlen)
+/* Makes the line in @err inert: it may quote a path from the command line. */
+static void inert(char *err, size_t errlen)
 {
-        char path[4200];
-        uint8_t *text = NULL;
-        size_t len = 0;
+        char *raw = strdup(err);
+        if (raw) {
+                termsafe_str(err, errlen, raw, errlen);
+                free(raw);
+        }
+}
+
+int quarantine_parse(const char *path, const char *text, size_t len, Quarantine **ret, char *err,
+                     size_t errlen)
+{
         cJSON *root = NULL;
+        int r;
 
         *ret = NULL;
-        snprintf(path, sizeof(path), "%s/%s", out_dir, QUARANTINE_FILE);
         Quarantine *q = calloc(1, sizeof(*q));
         if (!q) {
                 snprintf(err, errlen, "out of memory reading %s", path);
                 return -ENOMEM;
         }
-        int r = fs_read_file(AT_FDCWD, path, QUARANTINE_MAX_BYTES, &text, &len);
-        if (r == -ENOENT) {
-                *ret = q;
-                return 0;
-        }
-        if (r == -EFBIG)
+        if (len > QUARANTINE_MAX_BYTES) {
                 snprintf(err, errlen, "%s is larger than %u bytes; fix the file or delete it", path,
                          QUARANTINE_MAX_BYTES);
-        else if (r < 0)
-                snprintf(err, errlen, "cannot read %s: %s", path, strerror(-r));
-        if (r < 0)
+                r = -EBADMSG;
                 goto fail;
-        root = cJSON_ParseWithLength((const char *)text, len);
+        }
+        root = cJSON_ParseWithLength(text, len);
         if (!root) {
                 snprintf(err, errlen, "%s is not valid JSON; fix the file or delete it", path);
                 r = -EBADMSG;
@@ -186,21 +188,41 @@ int quarantine_load(const char *out_dir, Quarantine **ret, char *err, size_t err
         if (r < 0)
                 goto fail;
         cJSON_Delete(root);
-        free(text);
         *ret = q;
         return 0;
 
 fail:
         cJSON_Delete(root);
-        free(text);
         quarantine_free(q);
-        /* The path came from the command line: the line is made inert. */
-        char *raw = strdup(err);
-        if (raw) {
-                termsafe_str(err, errlen, raw, errlen);
-                free(raw);
+        inert(err, errlen);
+        return r;
+}
+
+int quarantine_load(const char *out_dir, Quarantine **ret, char *err, size_t errlen)
+{
+        char path[4200];
+        uint8_t *text = NULL;
+        size_t len = 0;
+
+        *ret = NULL;
+        snprintf(path, sizeof(path), "%s/%s", out_dir, QUARANTINE_FILE);
+        int r = fs_read_file(AT_FDCWD, path, QUARANTINE_MAX_BYTES, &text, &len);
+        if (r == -ENOENT)
+                return quarantine_parse(path, "{\"quarantined\": []}", 19, ret, err, errlen);
+        if (r == -EFBIG) {
+                snprintf(err, errlen, "%s is larger than %u bytes; fix the file or delete it", path,
+                         QUARANTINE_MAX_BYTES);
+                inert(err, errlen);
+                return -EBADMSG;
         }
-        return r == -EFBIG ? -EBADMSG : r;
+        if (r < 0) {
+                snprintf(err, errlen, "cannot read %s: %s", path, strerror(-r));
+                inert(err, errlen);
+                return r;
+        }
+        r = quarantine_parse(path, (const char *)text, len, ret, err, errlen);
+        free(text);
+        return r;
 }
 
 static QuarantineEntry *find_id(const Quarantine *q, const char *id)
@@ -290,16 +312,22 @@ fail:
         return NULL;
 }
 
-int quarantine_save(const Quarantine *q, const char *out_dir)
+int quarantine_format(const Quarantine *q, char **ret, size_t *ret_len)
 {
         cJSON *root = to_json(q);
+        if (!root)
+                return -ENOMEM;
+        int r = msg_format_line(root, 1, ret, ret_len);
+        cJSON_Delete(root);
+        return r;
+}
+
+int quarantine_save(const Quarantine *q, const char *out_dir)
+{
         char *text;
         size_t len;
 
-        if (!root)
-                return -ENOMEM;
-        int r = msg_format_line(root, 1, &text, &len);
-        cJSON_Delete(root);
+        int r = quarantine_format(q, &text, &len);
         if (r < 0)
                 return r;
         int dirfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -28,6 +28,10 @@ typedef struct Quarantine Quarantine;
  * another -errno (unreadable) with its line.
  */
 int quarantine_load(const char *out_dir, Quarantine **ret, char *err, size_t errlen);
+/* The checks of quarantine_load on the file's text (@len bytes, not
+ * NUL-terminated; @path names it in the line). */
+int quarantine_parse(const char *path, const char *text, size_t len, Quarantine **ret, char *err,
+                     size_t errlen);
 /* NULL is a no-op. */
 void quarantine_free(Quarantine *q);
 
@@ -45,5 +49,7 @@ int quarantine_add(Quarantine *q, const char *id, const char *signature, const c
 /* Removes crash @id: 0, or -ENOENT when it is not quarantined. */
 int quarantine_remove(Quarantine *q, const char *id);
 
+/* @q as the file's text (malloc'd, with a final newline). 0 or -ENOMEM. */
+int quarantine_format(const Quarantine *q, char **ret, size_t *ret_len);
 /* Writes @q to @out_dir/quarantine.json atomically. 0 or -errno. */
 int quarantine_save(const Quarantine *q, const char *out_dir);
