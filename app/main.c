@@ -89,6 +89,8 @@ static void help_run(FILE *f)
                 "                        targets whose inputs differ much in speed)\n"
                 "  --max-len BYTES       longest input (default: max(4096, largest seed))\n"
                 "  --keep-going          go on after a crash (default: stop at the first)\n"
+                "                        (crashes quarantined in OUT/quarantine.json never\n"
+                "                        stop or fail a run: snapfuzz crashes --quarantine ID)\n"
                 "  --sandbox MODE        strict (default): a blocked syscall is a crash;\n"
                 "                        log: allow, and report each syscall strict refuses once;\n"
                 "                        off: no seccomp filter\n"

@@ -42,6 +42,8 @@ static void help(void)
                "  --sandbox MODE, --sandbox-policy FILE  the sandbox (default strict), as for\n"
                "                        run and reproduce\n"
                "  --trust-record        run stored crashes under the sandbox in crash.json\n"
+               "  --junit FILE          the verdicts as JUnit XML too: a test per crash\n"
+               "                        (failure: reproduced or new; skipped: quarantined)\n"
                "examples:\n"
                "  snapfuzz regress ./parser.so --out fuzz-out\n"
                "  snapfuzz regress ./parser.so seeds/ --out fuzz-out --sandbox-policy p.json\n"
@@ -57,6 +59,7 @@ enum {
         OPT_TIMEOUT,
         OPT_RSS,
         OPT_MINIMIZE_TIME,
+        OPT_JUNIT,
         OPT_HELP,
 };
 
@@ -66,6 +69,7 @@ static const struct option regress_opts[] = {
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"rss-limit-mb", required_argument, NULL, OPT_RSS},
     {"minimize-time", required_argument, NULL, OPT_MINIMIZE_TIME},
+    {"junit", required_argument, NULL, OPT_JUNIT},
     {"help", no_argument, NULL, OPT_HELP},
     CLIOPT_SANDBOX_OPTIONS,
     {0},
@@ -105,6 +109,13 @@ static int take_option(RegressConfig *cfg, CliSandbox *sb, int c)
                 if (cliopt_seconds("--minimize-time", optarg, 0, 3600, &d) < 0)
                         return SF_EXIT_USAGE;
                 cfg->run.minimize_ms = (unsigned)(d * 1000);
+                return 0;
+        case OPT_JUNIT:
+                if (!*optarg || optarg[strlen(optarg) - 1] == '/') {
+                        log_error("--junit needs a file");
+                        return SF_EXIT_USAGE;
+                }
+                cfg->junit_path = optarg;
                 return 0;
         case 'h':
         case OPT_HELP:

@@ -19,6 +19,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +246,116 @@ static int outcome(const Regress *g)
         return g->unreadable ? REGRESS_UNREADABLE : REGRESS_PASSED;
 }
 
+/* @s as XML character data or an attribute value: made printable first
+ * (core/termsafe.h: XML 1.0 has no place for most control characters),
+ * then the five markup characters escaped. */
+static void xml_put(FILE *f, const char *s)
+{
+        char safe[TERMSAFE_BUF];
+        termsafe_str(safe, sizeof(safe), s, 1024);
+        for (const char *p = safe; *p; p++) {
+                switch (*p) {
+                case '&':
+                        fputs("&amp;", f);
+                        break;
+                case '<':
+                        fputs("&lt;", f);
+                        break;
+                case '>':
+                        fputs("&gt;", f);
+                        break;
+                case '"':
+                        fputs("&quot;", f);
+                        break;
+                case '\'':
+                        fputs("&apos;", f);
+                        break;
+                default:
+                        fputc(*p, f);
+                }
+        }
+}
+
+/* One <testcase> for a verdict of regress.json (@item: a stored crash, or
+ * a crash the corpus replay stored when @corpus). */
+static void junit_case(FILE *f, const cJSON *item, bool corpus)
+{
+        const char *verdict = msg_str(item, "verdict", "");
+        bool quarantined =
+            corpus ? msg_bool(item, "quarantined", 0) : !strcmp(verdict, "quarantined");
+        fputs("    <testcase classname=\"snapfuzz.", f);
+        fputs(corpus ? "corpus" : "stored", f);
+        fputs("\" name=\"", f);
+        xml_put(f, msg_str(item, "id", "?"));
+        fputs(" (", f);
+        xml_put(f, msg_str(item, "kind", "?"));
+        fputs(")\">\n", f);
+        if (quarantined) {
+                fputs("      <skipped message=\"quarantined: ", f);
+                xml_put(f, msg_str(item, "quarantine_reason", ""));
+                fputs("\"/>\n", f);
+        } else if (corpus || !strcmp(verdict, "reproduced")) {
+                fputs("      <failure type=\"", f);
+                xml_put(f, msg_str(item, corpus ? "kind" : "now_kind", "?"));
+                fputs("\" message=\"", f);
+                xml_put(f, corpus ? (msg_bool(item, "new", 0)
+                                         ? "a new crash found by the corpus replay"
+                                         : "found again by the corpus replay")
+                                  : msg_str(item, "now_message", "it still crashes"));
+                fputs("\"/>\n", f);
+        } else if (!strcmp(verdict, "unreadable")) {
+                fputs("      <error message=\"the crash record cannot be replayed\"/>\n", f);
+        }
+        fputs("    </testcase>\n", f);
+}
+
+/* --junit FILE: the verdicts as JUnit XML, one test per crash (a failure
+ * when it reproduced or is new, skipped when quarantined, an error when
+ * its record cannot be replayed), written atomically. 0 or -errno after a
+ * line. */
+static int write_junit(const Regress *g)
+{
+        char *xml = NULL;
+        size_t len = 0;
+        const cJSON *item;
+        FILE *f = open_memstream(&xml, &len);
+        if (!f)
+                return -ENOMEM;
+        unsigned tests = cJSON_GetArraySize(g->crashes) + cJSON_GetArraySize(g->found);
+        fprintf(f,
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                "<testsuites>\n"
+                "  <testsuite name=\"snapfuzz regress\" tests=\"%u\" failures=\"%u\" "
+                "errors=\"%u\" skipped=\"%u\">\n",
+                tests, g->reproduced + g->corpus_new, g->unreadable,
+                g->quarantined + g->corpus_quarantined);
+        cJSON_ArrayForEach(item, g->crashes) junit_case(f, item, false);
+        cJSON_ArrayForEach(item, g->found) junit_case(f, item, true);
+        fputs("  </testsuite>\n</testsuites>\n", f);
+        if (fclose(f) != 0) {
+                free(xml);
+                return -ENOMEM;
+        }
+        /* Atomically, next to the file: a temporary in its directory. */
+        const char *path = g->cfg->junit_path, *slash = strrchr(path, '/');
+        const char *base = slash ? slash + 1 : path;
+        char dir[PATH_MAX];
+        if (!slash)
+                snprintf(dir, sizeof(dir), ".");
+        else if (slash == path)
+                snprintf(dir, sizeof(dir), "/");
+        else
+                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+        int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = dirfd < 0 ? -errno : fs_write_atomic(dirfd, base, xml, len);
+        if (dirfd >= 0)
+                close(dirfd);
+        free(xml);
+        if (r < 0)
+                log_error("cannot write %s: %s", g->cfg->junit_path, strerror(-r));
+        return r;
+}
+
 /* Phase 3: OUT/regress.json. 0 or a negative errno after a line. */
 static int write_report(Regress *g)
 {
@@ -345,7 +457,8 @@ int regress_run(RegressConfig *cfg)
         if (lock_fd >= 0)
                 close(lock_fd);
         lock_fd = -1;
-        if ((r = phase_corpus(&g)) < 0 || (r = write_report(&g)) < 0)
+        if ((r = phase_corpus(&g)) < 0 || (r = write_report(&g)) < 0 ||
+            (cfg->junit_path && (r = write_junit(&g)) < 0))
                 goto out;
         summary(&g);
         r = outcome(&g);

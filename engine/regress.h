@@ -25,6 +25,7 @@ typedef struct RegressConfig {
          * --sandbox-policy, --trust-record) and --timeout; target is set
          * to run.target_abs by regress_run. */
         CrashconfTrust trust;
+        const char *junit_path; /* --junit FILE, or NULL */
 } RegressConfig;
 
 /* Outcomes of regress_run. */

@@ -354,3 +354,27 @@ Test(regress, a_hostile_quarantine_list_is_refused_in_one_line)
         free(reason);
         free(many);
 }
+
+Test(regress, a_stored_crash_that_cannot_be_replayed_is_not_a_pass)
+{
+        char *dir = sf_tmpdir(), out[600], path[900];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        const char *seeds_in[] = {"BUGGY", NULL};
+        char *seeds = corpus_dir(dir, "seeds", seeds_in);
+        find_crash("regress_buggy", out, seeds);
+        char *id = sf_only_crash(out);
+        snprintf(path, sizeof(path), "%s/crashes/%s/crash.json", out, id);
+        const char *edited = "{\"kind\": \"segv\", \"target\": \"/x.so\", \"limits\": "
+                             "{\"timeout_ms\": \"\\u001b[2J\"}}";
+        put_bytes(path, edited, strlen(edited));
+        SfRun r;
+        cr_assert_eq(regress("regress_fixed", out, NULL, &r), 2, "%s%s", r.out, r.err);
+        cr_expect(strstr(r.out, "UNREADABLE"), "%s", r.out);
+        cr_expect(strstr(r.err, "limits.timeout_ms"), "the field is named:\n%s", r.err);
+        cr_expect(!strchr(r.out, '\x1b') && !strchr(r.err, '\x1b'));
+        char *res = report_result(out);
+        cr_expect_str_eq(res, "unreadable");
+        free(res);
+        sf_run_free(&r);
+        free(id);
+}

@@ -73,11 +73,14 @@ SUPPORTED = run_help()
 
 
 def adapt(script):
-    """Takes out of @script the options the binary does not have yet."""
+    """Takes out of @script's `snapfuzz run` commands the options the binary
+    does not have yet (`regress` has --junit of its own)."""
+    if "snapfuzz run" not in script:
+        return script
     for opt in ("--sarif", "--junit"):
         if opt not in SUPPORTED and opt in script:
             script = re.sub(r"\s+" + opt + r"\s+\S+", "", script)
-            print(f"note  {opt} is not in this snapfuzz yet: taken out of the command")
+            print(f"note  {opt} is not in this snapfuzz run yet: taken out of the command")
     return script
 
 
@@ -244,7 +247,7 @@ def gl_validate(doc):
     check(cache.get("when") == "always" and cache.get("paths") and cache.get("key")
           and cache.get("fallback_keys"), "gitlab: a cache kept even when the job fails")
     check(job["artifacts"]["reports"].get("junit") and job["artifacts"].get("when") == "always",
-          "gitlab: a JUnit report, kept when the job fails")
+          "gitlab: JUnit reports, kept when the job fails")
     check(all(isinstance(s, str) for s in job["script"]), "gitlab: script is a list of commands")
 
 
@@ -274,11 +277,21 @@ def gl_pipeline(doc, ctx, event):
     dst = tempfile.mkdtemp(prefix="sf-cache-")
     copy_paths(paths, ctx["workdir"], dst)
     ctx["cache"][ctx["scope"]] = dst
-    junit = os.path.join(ctx["workdir"], job["artifacts"]["reports"]["junit"])
-    if "--junit" in SUPPORTED and check(os.path.isfile(junit), "gitlab: the JUnit report exists"):
-        root = ET.parse(junit).getroot()
-        check(root.tag in ("testsuites", "testsuite"), "gitlab: the JUnit report is JUnit XML")
+    ctx["junit"] = {}
+    for name in job["artifacts"]["reports"]["junit"]:
+        path = os.path.join(ctx["workdir"], name)
+        if os.path.isfile(path):
+            root = ET.parse(path).getroot()
+            check(root.tag in ("testsuites", "testsuite"), f"gitlab: {name} is JUnit XML")
+            ctx["junit"][name] = root
+    if "--junit" in SUPPORTED and status == "success":
+        check("snapfuzz-junit.xml" in ctx["junit"], "gitlab: the fuzzing's JUnit report exists")
     return status, steps
+
+
+def junit_count(ctx, name, tag):
+    root = ctx.get("junit", {}).get(name)
+    return None if root is None else len(root.findall(".//testcase/" + tag))
 
 
 # --- the four pipelines -----------------------------------------------------
@@ -326,6 +339,9 @@ def scenario(kind, doc, tmp):
     rc, out = step_out(steps, regress_word)
     check(rc == 1 and "REPRODUCED" in out, f"{kind} B: regress fails on the crash still there")
     check(status == "failure", f"{kind} B: the job fails")
+    if kind == "gitlab":
+        check(junit_count(b, "regress-junit.xml", "failure") == 1,
+              "gitlab B: the JUnit report has the crash as a failed test")
     rc, _ = step_out(steps, fuzz_word)
     check(rc in ("skipped", None), f"{kind} B: nothing runs after the failed check")
 
@@ -337,6 +353,9 @@ def scenario(kind, doc, tmp):
     rc, out = step_out(steps, fuzz_word)
     check(rc == 0 and "no crash found" in out, f"{kind} C: fuzzing finds nothing")
     check(status == "success", f"{kind} C: the job passes")
+    if kind == "gitlab":
+        check(junit_count(c, "regress-junit.xml", "failure") == 0,
+              "gitlab C: the JUnit report has no failure")
 
     print(f"\n== {kind}: D, a pull request that quarantines the crash")
     dev = os.path.join(tmp, kind, "dev")
@@ -354,6 +373,9 @@ def scenario(kind, doc, tmp):
     rc, out = step_out(steps, fuzz_word)
     check(rc == 0, f"{kind} D: fuzzing goes on past the known crash and passes")
     check(status == "success", f"{kind} D: the job passes")
+    if kind == "gitlab":
+        check(junit_count(d, "regress-junit.xml", "skipped") == 1,
+              "gitlab D: the JUnit report has the crash as a skipped test")
 
 
 def main():
