@@ -20,18 +20,47 @@
 #include "core/log.h"
 #include "core/msg.h"
 #include "core/termsafe.h"
+#include "engine/quarantine.h"
 #include "snapfuzz/exitcode.h"
 
 #include "snapfuzz/banned.h"
 
 #define CRASHES_MESSAGE_WIDTH 60
 
-static int parse_args(int argc, char **argv, const char **out_dir)
+typedef struct CrashesArgs {
+        const char *out_dir;
+        const char *quarantine;   /* --quarantine ID */
+        const char *unquarantine; /* --unquarantine ID */
+        const char *reason;       /* --reason TEXT */
+} CrashesArgs;
+
+static void help(void)
 {
-        enum { OPT_OUT = 1000, OPT_HELP };
+        printf("usage: snapfuzz crashes [--out DIR]\n"
+               "       snapfuzz crashes [--out DIR] --quarantine ID [--reason TEXT]\n"
+               "       snapfuzz crashes [--out DIR] --unquarantine ID\n"
+               "List the crashes stored in an output directory (default\n"
+               "./snapfuzz-out): id, kind, count, lengths, when, and the message.\n"
+               "  --quarantine ID    a known crash: kept, counted when found again, but it\n"
+               "                     no longer stops `run` or fails `regress` (written to\n"
+               "                     OUT/quarantine.json)\n"
+               "  --reason TEXT      why (shown by `crashes` and `regress`)\n"
+               "  --unquarantine ID  take it off the list again\n"
+               "examples:\n"
+               "  snapfuzz crashes --out out\n"
+               "  snapfuzz reproduce ID --out out     # then replay one\n"
+               "  snapfuzz crashes --out out --quarantine ID --reason 'upstream bug #12'\n");
+}
+
+static int parse_args(int argc, char **argv, CrashesArgs *a)
+{
+        enum { OPT_OUT = 1000, OPT_HELP, OPT_QUARANTINE, OPT_UNQUARANTINE, OPT_REASON };
         static const struct option opts[] = {
             {"out", required_argument, NULL, OPT_OUT},
             {"help", no_argument, NULL, OPT_HELP},
+            {"quarantine", required_argument, NULL, OPT_QUARANTINE},
+            {"unquarantine", required_argument, NULL, OPT_UNQUARANTINE},
+            {"reason", required_argument, NULL, OPT_REASON},
             {0},
         };
         int c;
@@ -41,16 +70,20 @@ static int parse_args(int argc, char **argv, const char **out_dir)
         while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
                 switch (c) {
                 case OPT_OUT:
-                        *out_dir = optarg;
+                        a->out_dir = optarg;
+                        break;
+                case OPT_QUARANTINE:
+                        a->quarantine = optarg;
+                        break;
+                case OPT_UNQUARANTINE:
+                        a->unquarantine = optarg;
+                        break;
+                case OPT_REASON:
+                        a->reason = optarg;
                         break;
                 case 'h':
                 case OPT_HELP:
-                        printf("usage: snapfuzz crashes [--out DIR]\n"
-                               "List the crashes stored in an output directory (default\n"
-                               "./snapfuzz-out): id, kind, count, lengths, when, and the message.\n"
-                               "examples:\n"
-                               "  snapfuzz crashes --out out\n"
-                               "  snapfuzz reproduce ID --out out     # then replay one\n");
+                        help();
                         return -1;
                 default:
                         return cliopt_bad_in(c, argv, opts, "crashes");
@@ -60,7 +93,84 @@ static int parse_args(int argc, char **argv, const char **out_dir)
                 log_error("crashes takes no operands: snapfuzz crashes [--out DIR]");
                 return SF_EXIT_USAGE;
         }
+        if (a->quarantine && a->unquarantine) {
+                log_error("give --quarantine or --unquarantine, not both");
+                return SF_EXIT_USAGE;
+        }
+        if (a->reason && !a->quarantine) {
+                log_error("--reason goes with --quarantine ID");
+                return SF_EXIT_USAGE;
+        }
+        if (a->reason && strlen(a->reason) > QUARANTINE_MAX_REASON) {
+                log_error("--reason is longer than %u bytes", QUARANTINE_MAX_REASON);
+                return SF_EXIT_USAGE;
+        }
         return 0;
+}
+
+/* --quarantine ID: the crash must be stored (its signature is kept with
+ * it, so that the same bug under another id is held too). */
+static int quarantine_put(const CrashesArgs *a, Quarantine *q)
+{
+        cJSON *report = NULL;
+        uint8_t *input = NULL;
+        size_t len;
+        char err[1024], safe[TERMSAFE_BUF];
+
+        if (!crashstore_id_valid(a->quarantine)) {
+                log_error("'%s' is not a crash id; snapfuzz crashes --out %s lists them",
+                          termsafe_str(safe, sizeof(safe), a->quarantine, 128), a->out_dir);
+                return SF_EXIT_USAGE;
+        }
+        int r = crashstore_load(a->out_dir, a->quarantine, &report, &input, &len, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s", termsafe_str(safe, sizeof(safe), err, TERMSAFE_MAX));
+                return r == -ENOMEM ? SF_EXIT_INTERNAL : SF_EXIT_USAGE;
+        }
+        const char *sig = msg_str(report, "signature", "");
+        r = quarantine_add(q, a->quarantine, strlen(sig) <= QUARANTINE_MAX_SIGNATURE ? sig : "",
+                           a->reason);
+        cJSON_Delete(report);
+        free(input);
+        if (r == -E2BIG) {
+                log_error("%s/%s already holds %u crashes; take some off with --unquarantine",
+                          a->out_dir, QUARANTINE_FILE, QUARANTINE_MAX_ENTRIES);
+                return SF_EXIT_USAGE;
+        }
+        return r < 0 ? SF_EXIT_INTERNAL : 0;
+}
+
+/* --quarantine or --unquarantine: the list is read, changed and written
+ * back atomically. */
+static int quarantine_edit(const CrashesArgs *a)
+{
+        Quarantine *q;
+        char err[1024], safe[TERMSAFE_BUF];
+        const char *id = a->quarantine ? a->quarantine : a->unquarantine;
+
+        int r = quarantine_load(a->out_dir, &q, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s", err);
+                return r == -EBADMSG ? SF_EXIT_USAGE : SF_EXIT_INTERNAL;
+        }
+        if (a->quarantine) {
+                r = quarantine_put(a, q);
+        } else if (quarantine_remove(q, id) < 0) {
+                log_error("crash %s is not quarantined in %s/%s",
+                          termsafe_str(safe, sizeof(safe), id, 128), a->out_dir, QUARANTINE_FILE);
+                r = SF_EXIT_USAGE;
+        }
+        if (r == 0 && (r = quarantine_save(q, a->out_dir)) < 0) {
+                log_error("cannot write %s/%s: %s", a->out_dir, QUARANTINE_FILE, strerror(-r));
+                r = SF_EXIT_INTERNAL;
+        }
+        if (r == 0)
+                printf("crash %s %s (%s/%s: %zu quarantined)\n", id,
+                       a->quarantine ? "quarantined: it no longer stops a run or fails regress"
+                                     : "is no longer quarantined",
+                       a->out_dir, QUARANTINE_FILE, quarantine_count(q));
+        quarantine_free(q);
+        return r;
 }
 
 /* The minimized length: crash.json's minimized_len, else the size of the
@@ -121,20 +231,44 @@ static void print_row(const char *out_dir, const char *id, const cJSON *report)
         print_clipped(msg_str(report, "message", ""), CRASHES_MESSAGE_WIDTH);
 }
 
+/* The quarantined crashes under the table, one line each, with the
+ * reason; a list that cannot be read is a warning here (the listing goes
+ * on), an error for the commands that act on it. */
+static void print_quarantine(const char *out_dir, char **ids, size_t n)
+{
+        Quarantine *q;
+        char err[1024], safe[TERMSAFE_BUF];
+
+        if (quarantine_load(out_dir, &q, err, sizeof(err)) < 0) {
+                log_warn("%s", err);
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const char *why = quarantine_find(q, ids[i], NULL);
+                if (why)
+                        printf("quarantined %s%s%s\n", ids[i], why[0] ? ": " : "",
+                               termsafe_str(safe, sizeof(safe), why, 512));
+        }
+        quarantine_free(q);
+}
+
 int crashes_cmd(int argc, char **argv)
 {
-        const char *out_dir = "snapfuzz-out";
+        CrashesArgs a = {.out_dir = "snapfuzz-out"};
         char **ids = NULL;
         size_t n = 0, corrupt = 0;
         struct stat st;
 
-        int r = parse_args(argc, argv, &out_dir);
+        int r = parse_args(argc, argv, &a);
         if (r)
                 return r < 0 ? SF_EXIT_OK : r;
+        const char *out_dir = a.out_dir;
         if (stat(out_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
                 log_error("no output directory %s (name one with --out DIR)", out_dir);
                 return SF_EXIT_USAGE;
         }
+        if (a.quarantine || a.unquarantine)
+                return quarantine_edit(&a);
         r = crashstore_list(out_dir, &ids, &n);
         if (r == -ENOENT || (r == 0 && n == 0)) {
                 printf("no crashes stored in %s/crashes\n", out_dir);
@@ -166,6 +300,7 @@ int crashes_cmd(int argc, char **argv)
         if (corrupt)
                 printf(", %zu corrupt", corrupt);
         printf("; replay one with: snapfuzz reproduce ID --out %s\n", out_dir);
+        print_quarantine(out_dir, ids, n);
         crashstore_ids_free(ids, n);
         return SF_EXIT_OK;
 }

@@ -21,6 +21,7 @@
 #include "app/minimize_cmd.h"
 #include "app/report_cmd.h"
 #include "engine/ciout.h"
+#include "app/regress_cmd.h"
 #include "engine/reproduce.h"
 #include "core/elfcheck.h"
 #include "core/log.h"
@@ -49,6 +50,9 @@ static void usage(FILE *f)
                 "       snapfuzz run TARGET.so FILE... [options]\n"
                 "       snapfuzz merge TARGET.so OUT_CORPUS IN_DIR... [options]\n"
                 "       snapfuzz crashes [--out DIR]\n"
+                "       snapfuzz crashes [--out DIR] [--quarantine ID [--reason TEXT] |\n"
+                "                --unquarantine ID]\n"
+                "       snapfuzz regress TARGET.so [CORPUS_DIR...] [--out DIR] [options]\n"
                 "       snapfuzz status [OUT_DIR]\n"
                 "       snapfuzz report [OUT_DIR] [--sarif FILE] [--junit FILE]\n"
                 "                [--source-root DIR]\n"
@@ -64,6 +68,9 @@ static void usage(FILE *f)
                 "merge: the smallest set of inputs with the coverage of all of them, into\n"
                 "  OUT_CORPUS (libFuzzer's -merge=1); resumable with --control-file F.\n"
                 "crashes: list the crashes stored in an output directory.\n"
+                "crashes: list the crashes stored in an output directory; quarantine one.\n"
+                "regress: replay the stored crashes and the corpus against a build (CI);\n"
+                "  fails only on crashes that still reproduce or are new, not quarantined.\n"
                 "status: whether a campaign is running, finished or was killed, and its figures.\n"
                 "report: write the stored crashes as SARIF (code scanning) and/or JUnit XML.\n"
                 "Each command takes -h or --help, with examples.\n"
@@ -97,6 +104,8 @@ static void help_run(FILE *f)
                 "                        targets whose inputs differ much in speed)\n"
                 "  --max-len BYTES       longest input (default: max(4096, largest seed))\n"
                 "  --keep-going          go on after a crash (default: stop at the first)\n"
+                "                        (crashes quarantined in OUT/quarantine.json never\n"
+                "                        stop or fail a run: snapfuzz crashes --quarantine ID)\n"
                 "  --sandbox MODE        strict (default): a blocked syscall is a crash;\n"
                 "                        log: allow, and report each syscall strict refuses once;\n"
                 "                        off: no seccomp filter\n"
@@ -760,6 +769,8 @@ int main(int argc, char **argv)
                 return cmd_status(argc - 1, argv + 1);
         if (strcmp(argv[1], "report") == 0)
                 return report_cmd(argc - 1, argv + 1);
+        if (strcmp(argv[1], "regress") == 0)
+                return regress_cmd(argc - 1, argv + 1);
         log_error("unknown command '%s'; see snapfuzz --help", argv[1]);
         return SF_EXIT_USAGE;
 }

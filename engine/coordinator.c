@@ -37,6 +37,7 @@
 #include "engine/crashtally.h"
 #include "engine/dicts.h"
 #include "engine/helperq.h"
+#include "engine/quarantine.h"
 #include "engine/sandboxlog.h"
 #include "engine/schedule.h"
 #include "engine/sync.h"
@@ -47,6 +48,7 @@
 #include "core/hash.h"
 #include "core/log.h"
 #include "core/msg.h"
+#include "core/termsafe.h"
 #include "worker/wproc.h"
 #include "worker/proto.h"
 #include "core/writeq.h"
@@ -135,6 +137,14 @@ typedef struct Coordinator {
         bool inited;           /* every seed has run (SF_EVENT_INITED was sent) */
         uint64_t corpus_bytes; /* the corpus entries' total size, for events */
         int64_t started_at;    /* wall clock, seconds since the epoch */
+        bool reproducible;  /* --reproducible: the same inputs every run */
+        int64_t started_at; /* wall clock, seconds since the epoch */
+        /* OUT/quarantine.json, read at start: stored crashes it holds do
+         * not stop the run or make it fail (quarantined counts them; held
+         * has one entry per id, for one line each). */
+        Quarantine *quarantine;
+        CrashTally *held;
+        uint64_t quarantined;
 } Coordinator;
 
 static void fmt_count(char *buf, size_t cap, double v)
@@ -346,6 +356,41 @@ static int write_ci_reports(Coordinator *c, bool start, bool final)
         if (r < 0 && final)
                 c->internal_error = true;
         return r;
+/* OUT/quarantine.json, once the output directory is there. A list that
+ * is not valid is refused before anything runs (-EINVAL after a line). */
+static int quarantine_open(Coordinator *c)
+{
+        char err[1024];
+        int r = quarantine_load(c->cfg->out_dir, &c->quarantine, err, sizeof(err));
+        if (r == 0)
+                r = crashtally_new(&c->held);
+        if (r == -ENOMEM)
+                log_error("out of memory");
+        else if (r < 0)
+                log_error("%s", err);
+        if (r == 0 && quarantine_count(c->quarantine))
+                log_info("%zu known crashes are quarantined (%s/%s): found again, they are "
+                         "counted and fuzzing goes on",
+                         quarantine_count(c->quarantine), c->cfg->out_dir, QUARANTINE_FILE);
+        return r == -EBADMSG ? -EINVAL : r;
+}
+
+/* Whether the stored crash @m is quarantined: then it is counted (one line
+ * the first time in this run), and it neither stops the run nor fails it. */
+static bool quarantine_holds(Coordinator *c, const cJSON *m)
+{
+        const char *id = msg_str(m, "id", "?");
+        const char *why = quarantine_find(c->quarantine, id, msg_str(m, "signature", NULL));
+        if (!why)
+                return false;
+        c->quarantined++;
+        if (crashtally_add(c->held, id, "", "") == 1) {
+                char shown[1200]; /* the reason is the file's: made inert */
+                termsafe_str(shown, sizeof(shown), why, 200);
+                log_info("crash %s is quarantined%s%s%s: counted, fuzzing goes on", id,
+                         why[0] ? " (" : "", shown, why[0] ? ")" : "");
+        }
+        return true;
 }
 
 static void helper_event(Coordinator *c, cJSON *m)
@@ -409,7 +454,7 @@ static void helper_event(Coordinator *c, cJSON *m)
                                  "start)",
                                  msg_str(m, "id", "?"));
                 }
-                if (!c->cfg->keep_going)
+                if (!c->cfg->keep_going && !quarantine_holds(c, m))
                         c->stopping = true;
         } else if (strcmp(type, "lost") == 0 && suspect) {
                 /* Not a crash: nothing was lost but a check. */
@@ -1320,6 +1365,8 @@ static int coordinator_init(Coordinator *c)
         if (r < 0)
                 return r;
         r = prepare_outdir(c);
+        if (r == 0)
+                r = quarantine_open(c);
         if (r < 0)
                 return r;
         dicts_load_auto(c->dicts, c->outdir_fd, cfg->out_dir);
@@ -1518,6 +1565,9 @@ static void coordinator_finish(Coordinator *c, bool started)
                 log_info("%" PRIu64 " crash%s stored (%" PRIu64 " new); replay one with: "
                          "snapfuzz reproduce ID --out %s",
                          c->stored, c->stored == 1 ? "" : "es", c->unique, c->cfg->out_dir);
+        if (c->quarantined)
+                log_info("%" PRIu64 " of them quarantined (%s/%s): known, they do not fail the run",
+                         c->quarantined, c->cfg->out_dir, QUARANTINE_FILE);
         if (c->rescued)
                 log_warn("%" PRIu64 " of them could not be written to %s/crashes and are in the "
                          "rescue directory named above",
@@ -1545,6 +1595,8 @@ static void coordinator_deinit(Coordinator *c)
         sandboxlog_free(c->sandbox_log);
         dicts_free(c->dicts);
         crashtally_free(c->tally);
+        crashtally_free(c->held);
+        quarantine_free(c->quarantine);
         if (c->sigfd >= 0)
                 close(c->sigfd);
         if (c->outdir_fd >= 0)
@@ -1586,7 +1638,8 @@ int coordinator_run(SfRunConfig *cfg)
         }
         if (r < 0)
                 return r;
-        if (c.stored || c.lost)
+        /* Quarantined crashes are known: only others fail the run. */
+        if (c.stored > c.quarantined || c.lost)
                 return ENGINE_RUN_CRASHED;
         if (c.target_changed)
                 return -ESTALE;

@@ -143,7 +143,7 @@ static int load_sequence(const ReproduceConfig *cfg, size_t max_len, Sequence *r
 /* Runs @seq, in order, in one runner of @w: the stored executions of a
  * state-dependent crash. 0, 1 when the list does not fit the runner's
  * (the record replays then), or wproc_run_batch's error. */
-static int run_sequence(Wproc *w, const Sequence *seq, cJSON **ret)
+static int run_sequence(Wproc *w, const Sequence *seq, bool quiet, cJSON **ret)
 {
         if (seq->len > wproc_layout(w)->area_len)
                 return 1;
@@ -156,8 +156,10 @@ static int run_sequence(Wproc *w, const Sequence *seq, cJSON **ret)
             .base_len = seq->len,
             .replay = 1,
         };
-        printf("state-dependent: replaying %llu inputs (sequence/, in order) in one runner\n",
-               (unsigned long long)seq->n);
+        if (!quiet)
+                printf("state-dependent: replaying %llu inputs (sequence/, in order) in one "
+                       "runner\n",
+                       (unsigned long long)seq->n);
         return wproc_run_batch(w, &b, ret);
 }
 
@@ -260,32 +262,32 @@ static int print_verdict(const Crashconf *conf, const cJSON *result)
         return REPRODUCE_CRASHES;
 }
 
-int reproduce_run(const ReproduceConfig *cfg)
+/*
+ * Runs crash @cfg->id once under @conf (loaded by the caller): the
+ * sequence/ files or the record of a state-dependent crash, else the
+ * input (with a leak check for a leak). Returns 0 with the worker's
+ * answer in *@ret, or a negative errno after one line (-EBADMSG: the
+ * record is corrupt, -ENOEXEC: the target cannot be loaded). Prints the
+ * state-dependent replay's line unless @quiet.
+ */
+static int replay_stored(const ReproduceConfig *cfg, const Crashconf *conf, bool quiet, cJSON **ret)
 {
-        Crashconf conf;
-        cJSON *result = NULL;
         char err[1024];
         Wproc *w = NULL;
         uint8_t *history = NULL;
         Sequence seq = {0};
         RecordLayout hl;
         WprocConfig wc;
-        int code;
+        int r;
 
-        int r = crashconf_load(cfg->out_dir, cfg->id, &cfg->trust, &conf, err, sizeof(err));
-        if (r < 0) {
-                log_error("%s", err);
-                return r == -ENOMEM ? r : -EBADMSG;
-        }
-        print_sandbox_note(&conf);
-        crashconf_wproc_config(&conf, &wc);
-        if (conf.state_dependent) {
-                code = load_history(cfg, &conf, &history, &hl);
-                if (code)
+        crashconf_wproc_config(conf, &wc);
+        if (conf->state_dependent) {
+                r = load_history(cfg, conf, &history, &hl);
+                if (r)
                         goto out;
                 wc.max_len = hl.max_len;
-                code = load_sequence(cfg, wc.max_len, &seq);
-                if (code < 0)
+                r = load_sequence(cfg, wc.max_len, &seq);
+                if (r < 0)
                         goto out;
                 /* A list longer than the runner's room for inputs runs in a
                  * worker with room for it (the recovery helper shrank it
@@ -297,41 +299,86 @@ int reproduce_run(const ReproduceConfig *cfg)
         r = wproc_spawn(&w, &wc, err, sizeof(err));
         if (r < 0) {
                 char shown[TERMSAFE_BUF];
-                log_error("%s: %s", termsafe_str(shown, sizeof(shown), conf.target, 512), err);
+                log_error("%s: %s", termsafe_str(shown, sizeof(shown), conf->target, 512), err);
                 /* A target that cannot be loaded is the user's to fix. */
-                code = r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ? -ENOEXEC : r;
+                r = r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED ? -ENOEXEC : r;
                 goto out;
         }
         /* A state-dependent crash: its sequence/ files, or the record when
          * there are none or they do not fit a runner's list. */
-        r = seq.n ? run_sequence(w, &seq, &result) : 1;
+        r = seq.n ? run_sequence(w, &seq, quiet, ret) : 1;
         if (r != 1) {
                 /* The sequence ran, or the worker failed. */
         } else if (history) {
                 WprocBatch b;
-                printf("state-dependent: replaying %" PRIu64 " inputs (iterations %" PRIu64
-                       "..%" PRIu64 " of the batch) in one runner\n",
-                       (uint64_t)(conf.last - conf.first + 1), (uint64_t)conf.first,
-                       (uint64_t)conf.last);
-                replay_history_batch(history, &hl, conf.first, conf.last, &b);
-                r = wproc_run_batch(w, &b, &result);
+                if (!quiet)
+                        printf("state-dependent: replaying %" PRIu64 " inputs (iterations %" PRIu64
+                               "..%" PRIu64 " of the batch) in one runner\n",
+                               (uint64_t)(conf->last - conf->first + 1), (uint64_t)conf->first,
+                               (uint64_t)conf->last);
+                replay_history_batch(history, &hl, conf->first, conf->last, &b);
+                r = wproc_run_batch(w, &b, ret);
         } else if (wc.detect_leaks) {
                 /* A leak shows only when LeakSanitizer checks after the input. */
-                r = wproc_exec_leak_check(w, conf.input, conf.input_len, 0, &result);
+                r = wproc_exec_leak_check(w, conf->input, conf->input_len, 0, ret);
         } else {
-                r = wproc_exec(w, conf.input, conf.input_len, &result);
+                r = wproc_exec(w, conf->input, conf->input_len, ret);
         }
-        if (r < 0) {
+        if (r < 0 && r != -EBADMSG && r != -ENOEXEC)
                 log_error("the worker failed while running the input: %s", strerror(-r));
-                code = r;
-                goto out;
-        }
-        print_header(cfg, &conf);
-        code = print_verdict(&conf, result);
 out:
         free(seq.pack);
         free(history);
         wproc_free(w);
+        return r < 0 ? r : 0;
+}
+
+int reproduce_check(const ReproduceConfig *cfg, Crashconf *ret_conf, Classification *ret_now)
+{
+        cJSON *result = NULL;
+        char err[1024];
+
+        memset(ret_now, 0, sizeof(*ret_now));
+        int r = crashconf_load(cfg->out_dir, cfg->id, &cfg->trust, ret_conf, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s", err);
+                return r == -ENOMEM ? r : -EBADMSG;
+        }
+        r = replay_stored(cfg, ret_conf, true, &result);
+        if (r == 0 && proto_is(result, PROTO_DIED)) {
+                cJSON *death = cJSON_GetObjectItemCaseSensitive(result, "death");
+                /* Named as recovery names it, so that the ids compare. */
+                symbolize_frames(death ? cJSON_GetObjectItemCaseSensitive(death, "frames") : NULL,
+                                 false);
+                classify_death(result, ret_now);
+                r = ret_now->is_crash ? REPRODUCE_CRASHES : REPRODUCE_FIXED;
+        } else if (r == 0) {
+                r = REPRODUCE_FIXED;
+        }
+        cJSON_Delete(result);
+        if (r < 0)
+                crashconf_deinit(ret_conf);
+        return r;
+}
+
+int reproduce_run(const ReproduceConfig *cfg)
+{
+        Crashconf conf;
+        cJSON *result = NULL;
+        char err[1024];
+        int code;
+
+        int r = crashconf_load(cfg->out_dir, cfg->id, &cfg->trust, &conf, err, sizeof(err));
+        if (r < 0) {
+                log_error("%s", err);
+                return r == -ENOMEM ? r : -EBADMSG;
+        }
+        print_sandbox_note(&conf);
+        code = replay_stored(cfg, &conf, false, &result);
+        if (code == 0) {
+                print_header(cfg, &conf);
+                code = print_verdict(&conf, result);
+        }
         cJSON_Delete(result);
         crashconf_deinit(&conf);
         return code;

@@ -30,3 +30,10 @@ int reproduce_run(const ReproduceConfig *cfg);
  * the signal or exit status, and the symbolized stack; its classification
  * in *@ret. (Shared with the single-input runs of engine/runinputs.c.) */
 void reproduce_print_death(const cJSON *died, Classification *ret);
+/* Runs crash @cfg->id once as reproduce_run does (the same conditions,
+ * the sequence/ or record of a state-dependent crash), printing nothing
+ * but error lines. Returns REPRODUCE_CRASHES with the death now in
+ * *@ret_now (kind, message, signature and id, named as recovery names
+ * them), REPRODUCE_FIXED, or reproduce_run's errors. On success *@ret_conf
+ * holds the crash's settings (crashconf_deinit it). */
+int reproduce_check(const ReproduceConfig *cfg, Crashconf *ret_conf, Classification *ret_now);

@@ -919,6 +919,7 @@ static cJSON *job_answer(const Job *j, int r, int64_t stored)
         cJSON_AddStringToObject(out, "id", j->c.id);
         cJSON_AddStringToObject(out, "kind", j->c.kind);
         cJSON_AddStringToObject(out, "message", j->c.message);
+        cJSON_AddStringToObject(out, "signature", j->c.signature);
         cJSON_AddBoolToObject(out, "new", j->is_new);
         cJSON_AddBoolToObject(out, "reproduced", j->reproduced);
         cJSON_AddNumberToObject(out, "input_len", (double)j->len);

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${SELFFUZZ_SECONDS:-20}
 build=${SELFFUZZ_BUILD:-build}
-targets=${SELFFUZZ_TARGETS:-dict mutdict msg stats crashrec policy}
+targets=${SELFFUZZ_TARGETS:-dict mutdict msg stats crashrec policy quarantine}
 snapfuzz=$build/app/snapfuzz
 self=fuzz_targets/self
 
@@ -33,7 +33,7 @@ for t in $targets; do
   so=$build/$self/selffuzz_$t.so
   args=(run "$so" "$self/seeds/$t" --out "$out/$t" --max-total-time "$seconds" --workers 1)
   case $t in
-    msg|stats|crashrec|policy) args+=(--dict "$self/json.dict") ;;
+    msg|stats|crashrec|policy|quarantine) args+=(--dict "$self/json.dict") ;;
   esac
   if [ -f "$self/$t.sandbox.json" ]; then
     args+=(--sandbox-policy "$self/$t.sandbox.json")
