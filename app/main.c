@@ -18,6 +18,7 @@
 #include "app/cliopt.h"
 #include "app/crashes_cmd.h"
 #include "app/minimize_cmd.h"
+#include "app/plot_cmd.h"
 #include "engine/reproduce.h"
 #include "core/elfcheck.h"
 #include "core/log.h"
@@ -44,6 +45,7 @@ static void usage(FILE *f)
                 "                [--sandbox-policy FILE] [--trust-record]\n"
                 "       snapfuzz crashes [--out DIR]\n"
                 "       snapfuzz status [OUT_DIR]\n"
+                "       snapfuzz plot [OUT_DIR] [--output FILE.png|FILE.svg]\n"
                 "       snapfuzz --help | --version\n"
                 "\n"
                 "run: fuzz TARGET.so, a libFuzzer-style harness (see snapfuzz run --help).\n"
@@ -54,6 +56,7 @@ static void usage(FILE *f)
                 "  crashes/<id>/minimized (default budget --max-time 30; 0: no limit).\n"
                 "crashes: list the crashes stored in an output directory.\n"
                 "status: whether a campaign is running, finished or was killed, and its figures.\n"
+                "plot: coverage, exec/s and crashes over time (OUT/plot_data), drawn by gnuplot.\n"
                 "Each command takes -h or --help, with examples.\n"
                 "\n"
                 "exit status: 0 nothing found (reproduce: no longer crashes; minimize: done),\n"
@@ -89,7 +92,10 @@ static void help_run(FILE *f)
                 "                        off: no seccomp filter\n"
                 "  --sandbox-policy FILE JSON rules that add syscalls to the allowlist (see\n"
                 "                        README, \"The sandbox\")\n"
-                "  --status-every S      status line period in seconds (default 3)\n"
+                "  --status-every S      status line, stats.json and plot_data period in\n"
+                "                        seconds (default 3)\n"
+                "  --quiet               show errors, warnings and the final summary only\n"
+                "  --no-screen           status lines even on a terminal (no live screen)\n"
                 "  --dict FILE           dictionary of tokens (libFuzzer/AFL format); tokens\n"
                 "                        learned from comparisons go to OUT/autodict\n"
                 "  --use-value-profile   count how close comparisons come as coverage\n"
@@ -184,6 +190,8 @@ enum {
         RUN_OPT_REPRODUCIBLE,
         RUN_OPT_TARGET_OUTPUT,
         RUN_OPT_CLOSE_FD_MASK,
+        RUN_OPT_QUIET,
+        RUN_OPT_NO_SCREEN,
         RUN_OPT_HELP,
 };
 
@@ -212,6 +220,8 @@ static const struct option run_opts[] = {
     {"reproducible", no_argument, NULL, RUN_OPT_REPRODUCIBLE},
     {"target-output", required_argument, NULL, RUN_OPT_TARGET_OUTPUT},
     {"close-fd-mask", required_argument, NULL, RUN_OPT_CLOSE_FD_MASK},
+    {"quiet", no_argument, NULL, RUN_OPT_QUIET},
+    {"no-screen", no_argument, NULL, RUN_OPT_NO_SCREEN},
     {"help", no_argument, NULL, RUN_OPT_HELP},
     {0},
 };
@@ -351,6 +361,13 @@ static int run_option(RunArgs *a, int c)
                 if (cliopt_u64("--close-fd-mask", optarg, 0, 3, &v) < 0)
                         return SF_EXIT_USAGE;
                 a->cfg.close_fd_mask = (unsigned)v;
+                break;
+        case RUN_OPT_QUIET:
+                a->cfg.display = SF_DISPLAY_QUIET;
+                break;
+        case RUN_OPT_NO_SCREEN:
+                if (a->cfg.display != SF_DISPLAY_QUIET)
+                        a->cfg.display = SF_DISPLAY_LINES;
                 break;
         case RUN_OPT_HELP:
                 help_run(stdout);
@@ -598,6 +615,8 @@ int main(int argc, char **argv)
                 return crashes_cmd(argc - 1, argv + 1);
         if (strcmp(argv[1], "status") == 0)
                 return cmd_status(argc - 1, argv + 1);
+        if (strcmp(argv[1], "plot") == 0)
+                return plot_cmd(argc - 1, argv + 1);
         log_error("unknown command '%s'; see snapfuzz --help", argv[1]);
         return SF_EXIT_USAGE;
 }
