@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 # cppcheck: scripts/lint.sh, which CI runs.
 packages=(meson ninja-build pkg-config gcc clang clang-format clang-tidy cppcheck
           libclang-rt-14-dev libseccomp-dev libcjson-dev libcriterion-dev llvm git)
+# snapfuzz plot draws with gnuplot; the tests read the live screen in tmux,
+# parse the SVG with xmllint and inflate the PNG with zlib.
+packages+=(gnuplot-nox tmux libxml2-utils zlib1g-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
