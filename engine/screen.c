@@ -229,8 +229,15 @@ long screen_proc_rss_mb(pid_t pid)
         if (n <= 0)
                 return -1;
         buf[n] = 0;
-        unsigned long size, resident;
-        if (sscanf(buf, "%lu %lu", &size, &resident) != 2)
+        /* statm: total size, then resident, in pages. */
+        char *p = buf, *end = NULL;
+        errno = 0;
+        (void)strtoul(p, &end, 10);
+        if (end == p || *end != ' ')
+                return -1;
+        p = end + 1;
+        unsigned long resident = strtoul(p, &end, 10);
+        if (end == p || errno)
                 return -1;
         long page = sysconf(_SC_PAGESIZE);
         return (long)(resident * (unsigned long)(page > 0 ? page : 4096) >> 20);

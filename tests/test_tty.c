@@ -379,6 +379,16 @@ Test(tty, a_pipe_gets_plain_status_lines_and_the_real_id)
         snprintf(path, sizeof(path), "%s/crashes/%s/crash.json", out, id);
         cr_expect_eq(access(path, F_OK), 0, "the hint's id '%s' is not stored:\n%s", id, r.err);
         sf_run_free(&r);
+
+        /* `snapfuzz crashes` names a real one too. */
+        const char *list[] = {"crashes", "--out", out, NULL};
+        sf_run(&r, 60, list);
+        hint = strstr(r.out, "replay one with: snapfuzz reproduce ");
+        cr_assert(hint, "%s", r.out);
+        sscanf(hint + strlen("replay one with: snapfuzz reproduce "), "%63s", id);
+        snprintf(path, sizeof(path), "%s/crashes/%s/crash.json", out, id);
+        cr_expect_eq(access(path, F_OK), 0, "the listing's id '%s' is not stored:\n%s", id, r.out);
+        sf_run_free(&r);
         free(out);
 }
 
