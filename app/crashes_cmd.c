@@ -257,6 +257,7 @@ int crashes_cmd(int argc, char **argv)
         CrashesArgs a = {.out_dir = "snapfuzz-out"};
         char **ids = NULL;
         size_t n = 0, corrupt = 0;
+        const char *example = NULL; /* an id for the hint */
         struct stat st;
 
         int r = parse_args(argc, argv, &a);
@@ -293,13 +294,22 @@ int crashes_cmd(int argc, char **argv)
                         continue;
                 }
                 print_row(out_dir, ids[i], report);
+                if (!example)
+                        example = ids[i];
                 cJSON_Delete(report);
                 free(input);
         }
         printf("%zu crash%s in %s/crashes", n, n == 1 ? "" : "es", out_dir);
         if (corrupt)
                 printf(", %zu corrupt", corrupt);
-        printf("; replay one with: snapfuzz reproduce ID --out %s\n", out_dir);
+        /* The hint names a real id, one whose record loads. */
+        if (example) {
+                char safe[TERMSAFE_BUF];
+                printf("; replay one with: snapfuzz reproduce %s --out %s\n",
+                       termsafe_str(safe, sizeof(safe), example, 64), out_dir);
+        } else {
+                printf("\n");
+        }
         print_quarantine(out_dir, ids, n);
         crashstore_ids_free(ids, n);
         return SF_EXIT_OK;

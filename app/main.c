@@ -22,6 +22,7 @@
 #include "app/report_cmd.h"
 #include "engine/ciout.h"
 #include "app/regress_cmd.h"
+#include "app/plot_cmd.h"
 #include "engine/reproduce.h"
 #include "core/elfcheck.h"
 #include "core/log.h"
@@ -56,6 +57,7 @@ static void usage(FILE *f)
                 "       snapfuzz status [OUT_DIR]\n"
                 "       snapfuzz report [OUT_DIR] [--sarif FILE] [--junit FILE]\n"
                 "                [--source-root DIR]\n"
+                "       snapfuzz plot [OUT_DIR] [--output FILE.png|FILE.svg]\n"
                 "       snapfuzz --help | --version\n"
                 "\n"
                 "run: fuzz TARGET.so, a libFuzzer-style harness (see snapfuzz run --help).\n"
@@ -73,6 +75,7 @@ static void usage(FILE *f)
                 "  fails only on crashes that still reproduce or are new, not quarantined.\n"
                 "status: whether a campaign is running, finished or was killed, and its figures.\n"
                 "report: write the stored crashes as SARIF (code scanning) and/or JUnit XML.\n"
+                "plot: coverage, exec/s and crashes over time (OUT/plot_data), drawn by gnuplot.\n"
                 "Each command takes -h or --help, with examples.\n"
                 "\n"
                 "exit status: 0 nothing found (reproduce: no longer crashes; minimize: done),\n"
@@ -111,7 +114,10 @@ static void help_run(FILE *f)
                 "                        off: no seccomp filter\n"
                 "  --sandbox-policy FILE JSON rules that add syscalls to the allowlist (see\n"
                 "                        README, \"The sandbox\")\n"
-                "  --status-every S      status line period in seconds (default 3)\n"
+                "  --status-every S      status line, stats.json and plot_data period in\n"
+                "                        seconds (default 3)\n"
+                "  --quiet               show errors, warnings and the final summary only\n"
+                "  --no-screen           status lines even on a terminal (no live screen)\n"
                 "  --dict FILE           dictionary of tokens (libFuzzer/AFL format); tokens\n"
                 "                        learned from comparisons go to OUT/autodict\n"
                 "  --use-value-profile   count how close comparisons come as coverage\n"
@@ -230,6 +236,8 @@ enum {
         RUN_OPT_SARIF,
         RUN_OPT_JUNIT,
         RUN_OPT_SOURCE_ROOT,
+        RUN_OPT_QUIET,
+        RUN_OPT_NO_SCREEN,
         RUN_OPT_HELP,
 };
 
@@ -264,6 +272,8 @@ static const struct option run_opts[] = {
     {"sarif", required_argument, NULL, RUN_OPT_SARIF},
     {"junit", required_argument, NULL, RUN_OPT_JUNIT},
     {"source-root", required_argument, NULL, RUN_OPT_SOURCE_ROOT},
+    {"quiet", no_argument, NULL, RUN_OPT_QUIET},
+    {"no-screen", no_argument, NULL, RUN_OPT_NO_SCREEN},
     {"help", no_argument, NULL, RUN_OPT_HELP},
     {0},
 };
@@ -457,6 +467,13 @@ static int run_option(RunArgs *a, int c)
         case RUN_OPT_SYNC_NAME:
         case RUN_OPT_SYNC_EVERY:
                 return run_sync_option(a, c);
+        case RUN_OPT_QUIET:
+                a->cfg.display = SF_DISPLAY_QUIET;
+                break;
+        case RUN_OPT_NO_SCREEN:
+                if (a->cfg.display != SF_DISPLAY_QUIET)
+                        a->cfg.display = SF_DISPLAY_LINES;
+                break;
         case RUN_OPT_HELP:
                 help_run(stdout);
                 return SF_EXIT_OK;
@@ -771,6 +788,8 @@ int main(int argc, char **argv)
                 return report_cmd(argc - 1, argv + 1);
         if (strcmp(argv[1], "regress") == 0)
                 return regress_cmd(argc - 1, argv + 1);
+        if (strcmp(argv[1], "plot") == 0)
+                return plot_cmd(argc - 1, argv + 1);
         log_error("unknown command '%s'; see snapfuzz --help", argv[1]);
         return SF_EXIT_USAGE;
 }

@@ -5,7 +5,8 @@
  *   wait       poll the signalfd, the helper and every worker
  *   collect    take finds into the corpus, dead runners' records into the
  *              recovery queue, stored crashes into the tally
- *   report     the status line and stats.json, every few seconds
+ *   report     the screen or status line (engine/screen.h), and every
+ *              status period stats.json and a line of plot_data
  * A dead runner's record is copied out of its worker's shared memory as
  * soon as the worker reports the death, before that worker gets another
  * batch, so recovery never races with fuzzing.
@@ -37,9 +38,11 @@
 #include "engine/crashtally.h"
 #include "engine/dicts.h"
 #include "engine/helperq.h"
+#include "engine/plotdata.h"
 #include "engine/quarantine.h"
 #include "engine/sandboxlog.h"
 #include "engine/schedule.h"
+#include "engine/screen.h"
 #include "engine/sync.h"
 #include "core/corpus.h"
 #include "core/coverage.h"
@@ -67,6 +70,7 @@ typedef struct Slot {
         uint64_t seen_count; /* the record's count when check_stuck last saw it move */
         int64_t moved_ms;
         unsigned restarts;
+        uint64_t execs; /* executions its batches ran, for the screen */
 } Slot;
 
 #define COORD_MAX_RESTARTS 5
@@ -145,19 +149,15 @@ typedef struct Coordinator {
         Quarantine *quarantine;
         CrashTally *held;
         uint64_t quarantined;
+        /* What the screen and plot_data show beyond the counts above. */
+        Screen *screen;
+        PlotData *plot;
+        uint64_t timeouts, ooms; /* runner deaths of those kinds */
+        uint64_t edges_seen;
+        int64_t new_edge_ms; /* when the edges last grew; -1: never */
+        long rss_mb;         /* the largest runner's resident size, last looked at */
+        ScreenCrash last_crash;
 } Coordinator;
-
-static void fmt_count(char *buf, size_t cap, double v)
-{
-        if (v >= 1e9)
-                snprintf(buf, cap, "%.2fG", v / 1e9);
-        else if (v >= 1e6)
-                snprintf(buf, cap, "%.2fM", v / 1e6);
-        else if (v >= 1e4)
-                snprintf(buf, cap, "%.1fk", v / 1e3);
-        else
-                snprintf(buf, cap, "%.0f", v);
-}
 
 /* User and system time of the process or the calling thread. */
 static double rusage_seconds(int who)
@@ -221,6 +221,15 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "crashes", (double)c->stored);
         cJSON_AddNumberToObject(j, "unique_crashes", (double)c->unique);
         cJSON_AddNumberToObject(j, "inputs_lost", (double)c->lost);
+        /* What the screen shows beyond the counts: runner deaths by
+         * timeout and by memory, when the coverage last grew (seconds
+         * into the run; -1: not yet) and the largest runner's memory. */
+        cJSON_AddNumberToObject(j, "timeouts", (double)c->timeouts);
+        cJSON_AddNumberToObject(j, "ooms", (double)c->ooms);
+        cJSON_AddNumberToObject(j, "last_new_edge_s",
+                                c->new_edge_ms < 0 ? -1
+                                                   : (double)(c->new_edge_ms - c->start_ms) / 1000);
+        cJSON_AddNumberToObject(j, "rss_mb", (double)c->rss_mb);
         cJSON_AddNumberToObject(j, "crashes_rescued", (double)c->rescued);
         cJSON_AddNumberToObject(j, "duplicate_deaths_skipped", (double)c->duplicates_skipped);
         cJSON_AddNumberToObject(j, "leak_suspects", (double)c->leak_suspects);
@@ -259,19 +268,6 @@ static void save_autodict(Coordinator *c)
         int r = dicts_save_auto(c->dicts);
         if (r < 0)
                 log_warn("cannot write %s/" DICTS_AUTO_FILE ": %s", c->cfg->out_dir, strerror(-r));
-}
-
-static void print_status(Coordinator *c, const char *prefix)
-{
-        double secs = (double)(clock_now_ms() - c->start_ms) / 1000.0;
-        char execs[32], rate[32];
-        fmt_count(execs, sizeof(execs), (double)c->execs);
-        fmt_count(rate, sizeof(rate), secs > 0 ? (double)c->execs / secs : 0);
-        fprintf(stderr,
-                "%s[%6.1fs] execs %s (%s/s)  cov %" PRIu64 " ft %" PRIu64
-                "  corpus %zu  crashes %" PRIu64 " (%zu unique)\n",
-                prefix, secs, execs, rate, c->cov->edges, c->cov->features, corpus_size(c->corpus),
-                c->stored, crashtally_unique(c->tally));
 }
 
 /* A front end's progress report (SfRunConfig.on_event): @e's type and
@@ -416,6 +412,9 @@ static void helper_event(Coordinator *c, cJSON *m)
                 c->stored++;
                 if (is_new)
                         c->unique++;
+                screen_crash_set(&c->last_crash, msg_str(m, "id", "?"), msg_str(m, "kind", "?"),
+                                 msg_str(m, "message", ""),
+                                 (double)(clock_now_ms() - c->start_ms) / 1000.0);
                 helper_rescued(c, m);
                 /* One line per id; a crash seen again is counted (the
                  * status line, the summary). */
@@ -775,6 +774,8 @@ static void take_death(Coordinator *c, Slot *s, cJSON *m)
         classify_death(m, &cl);
         if (!cl.is_crash)
                 return;
+        c->timeouts += strcmp(cl.kind, "timeout") == 0;
+        c->ooms += strcmp(cl.kind, "oom") == 0;
         if (strcmp(cl.kind, "sandbox") == 0)
                 quiet_refusal(c, s, m);
         if (strcmp(cl.kind, "leak-suspect") == 0) {
@@ -798,6 +799,7 @@ static void worker_event(Coordinator *c, Slot *s, cJSON *m)
                 uint64_t count = (uint64_t)msg_int(m, "count", 0);
                 double ms = msg_num(m, "elapsed_ms", 0);
                 c->execs += count;
+                s->execs += count;
                 slot_idle(c, s);
                 /* A worker that ran a batch is healthy: the restart budget
                  * is for workers that fail over and over, not for kills
@@ -835,8 +837,10 @@ static void restart_slot(Coordinator *c, Slot *s, const char *why)
         pid_t old = wproc_pid(s->w);
         if (s->busy) {
                 /* No "done" will come: what its runner counted ran. */
-                c->execs +=
+                uint64_t count =
                     __atomic_load_n(&record_header(wproc_region(s->w))->count, __ATOMIC_RELAXED);
+                c->execs += count;
+                s->execs += count;
                 slot_idle(c, s);
         }
         wproc_free(s->w);
@@ -1509,21 +1513,91 @@ static int coordinator_start(Coordinator *c)
                          dicts_auto_count(c->dicts), cfg->out_dir);
         helperq_prepare(c->helperq);
         c->last_status_ms = clock_now_ms();
+        /* Last: the live screen takes the terminal's bottom lines below
+         * the lines above. Without plot_data the run goes on. */
+        r = screen_new(&c->screen, cfg->on_event ? SF_DISPLAY_QUIET : cfg->display,
+                       cfg->status_every_s, STDERR_FILENO);
+        if (r < 0)
+                return r;
+        r = plotdata_open(&c->plot, c->outdir_fd);
+        if (r < 0)
+                log_warn("cannot write %s/" PLOTDATA_FILE ": %s; the run goes on without it",
+                         cfg->out_dir, strerror(-r));
         return 0;
 }
 
-/* Every few seconds: the status line, stats.json and the automatic
- * dictionary. */
+/* The snapshot the screen and plot_data show; @ws holds one entry per
+ * worker slot. The memory figure is the largest runner's (or, between
+ * runners, worker's) resident size, looked at when @workers_up (after
+ * shutdown_all the last one seen stays). */
+static void figures(Coordinator *c, ScreenFigures *f, ScreenWorker *ws, bool workers_up)
+{
+        long rss = -1;
+        for (unsigned i = 0; i < c->n_slots; i++) {
+                Slot *s = &c->slots[i];
+                ws[i] = (ScreenWorker){.execs = s->execs, .alive = s->alive && workers_up};
+                if (!workers_up || !s->alive || !s->w)
+                        continue;
+                pid_t runner = record_header(wproc_region(s->w))->runner_pid;
+                long mb = runner > 0 ? screen_proc_rss_mb(runner) : -1;
+                if (mb < 0)
+                        mb = screen_proc_rss_mb(wproc_pid(s->w));
+                if (mb > rss)
+                        rss = mb;
+        }
+        if (rss >= 0)
+                c->rss_mb = rss;
+        *f = (ScreenFigures){
+            .elapsed_s = (double)(clock_now_ms() - c->start_ms) / 1000.0,
+            .execs = c->execs,
+            .edges = c->cov ? c->cov->edges : 0,
+            .features = c->cov ? c->cov->features : 0,
+            .last_new_edge_s =
+                c->new_edge_ms < 0 ? -1 : (double)(c->new_edge_ms - c->start_ms) / 1000.0,
+            .corpus = c->corpus ? corpus_size(c->corpus) : 0,
+            .crashes = c->stored,
+            .unique = c->tally ? crashtally_unique(c->tally) : 0,
+            .timeouts = c->timeouts,
+            .ooms = c->ooms,
+            .lost = c->lost,
+            .rss_mb = c->rss_mb,
+            .rss_limit_mb = c->cfg->rss_limit_mb,
+            .target = c->cfg->target,
+            .sandbox = c->cfg->sandbox,
+            .sandbox_policy = c->cfg->sandbox_policy != NULL,
+            .out_dir = c->cfg->out_dir,
+            .n_workers = c->n_slots,
+            .workers = ws,
+            .last_crash = &c->last_crash,
+        };
+}
+
+/* The screen when it is due (a redraw a second on a terminal, else the
+ * status line); every status period stats.json, a line of plot_data and
+ * the automatic dictionary. */
 static void report(Coordinator *c)
 {
+        static ScreenWorker ws[256];
+        ScreenFigures f;
         int64_t now = clock_now_ms();
-        if (now - c->last_status_ms < (int64_t)c->cfg->status_every_s * 1000)
+        if (c->cov && c->cov->edges != c->edges_seen) {
+                c->edges_seen = c->cov->edges;
+                c->new_edge_ms = now;
+        }
+        bool periodic = now - c->last_status_ms >= (int64_t)c->cfg->status_every_s * 1000;
+        bool due = screen_due(c->screen, now);
+        if (!periodic && !due)
+                return;
+        figures(c, &f, ws, true);
+        if (due && !c->cfg->on_event)
+                screen_update(c->screen, &f, now);
+        if (!periodic)
                 return;
         c->last_status_ms = now;
-        if (!c->cfg->on_event)
-                print_status(c, "");
         emit(c, &(SfEvent){.type = SF_EVENT_PULSE});
         (void)write_stats(c, "running");
+        if (c->plot)
+                (void)plotdata_append(c->plot, &f, c->unique);
         save_autodict(c);
 }
 
@@ -1555,16 +1629,29 @@ static void coordinator_finish(Coordinator *c, bool started)
                 c->internal_error = true;
         sync_finish(c->sync, c->sched);
         save_autodict(c);
+        static ScreenWorker ws[256];
+        ScreenFigures f;
+        figures(c, &f, ws, false);
+        /* --quiet: the summary is what it still shows. */
+        log_set_quiet(false);
         if (!c->cfg->on_event)
-                print_status(c, "done ");
+                screen_end(c->screen, &f);
+        if (c->plot)
+                (void)plotdata_append(c->plot, &f, c->unique);
         crashtally_summary(c->tally);
         sandboxlog_summary(c->sandbox_log);
         (void)write_stats(c, c->interrupted ? "interrupted" : "done");
         (void)write_ci_reports(c, false, true);
-        if (c->stored)
-                log_info("%" PRIu64 " crash%s stored (%" PRIu64 " new); replay one with: "
-                         "snapfuzz reproduce ID --out %s",
-                         c->stored, c->stored == 1 ? "" : "es", c->unique, c->cfg->out_dir);
+        if (c->stored) {
+                char out[1024];
+                screen_shell_quote(out, sizeof(out), c->cfg->out_dir);
+                log_info("%" PRIu64 " crash%s stored (%" PRIu64 " new); replay %s with: "
+                         "snapfuzz reproduce %s --out %s%s",
+                         c->stored, c->stored == 1 ? "" : "es", c->unique,
+                         c->stored == 1 ? "it" : "the last", c->last_crash.id, out,
+                         crashtally_unique(c->tally) > 1 ? " (snapfuzz crashes lists them all)"
+                                                         : "");
+        }
         if (c->quarantined)
                 log_info("%" PRIu64 " of them quarantined (%s/%s): known, they do not fail the run",
                          c->quarantined, c->cfg->out_dir, QUARANTINE_FILE);
@@ -1584,6 +1671,8 @@ static void coordinator_finish(Coordinator *c, bool started)
 static void coordinator_deinit(Coordinator *c)
 {
         sync_free(c->sync);
+        plotdata_free(c->plot);
+        screen_free(c->screen);
         corpusw_free(c->corpus_w);
         corpus_free(c->corpus);
         schedule_free(c->sched);
@@ -1613,8 +1702,11 @@ int coordinator_run(SfRunConfig *cfg)
                          .outdir_fd = -1,
                          .cov_fd = -1,
                          .lock_fd = -1,
-                         .leak_watch = cfg->detect_leaks};
+                         .leak_watch = cfg->detect_leaks,
+                         .new_edge_ms = -1,
+                         .rss_mb = -1};
 
+        log_set_quiet(cfg->display == SF_DISPLAY_QUIET);
         int r = coordinator_init(&c);
         if (r == 0)
                 r = coordinator_start(&c);

@@ -47,6 +47,22 @@ static void print_time(FILE *out, const char *label, double t, time_t now)
         fprintf(out, "  %-10s %s (%.0f s ago)\n", label, when, difftime(now, tt));
 }
 
+/* When the coverage last grew: seconds into the run, and how long the run
+ * went (or, while it runs, has gone as of its last update) without. */
+static void print_last_edge(FILE *out, const cJSON *st, double secs, int held)
+{
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, "last_new_edge_s");
+        if (!cJSON_IsNumber(v))
+                return; /* an older stats.json */
+        double at = v->valuedouble;
+        if (!(at >= 0 && at <= secs)) {
+                fprintf(out, "last edge    no new coverage recorded\n");
+                return;
+        }
+        fprintf(out, "last edge    new coverage %.1f s into the run; none in the %.1f s %s\n", at,
+                secs - at, held ? "since, as of the last update" : "after it");
+}
+
 /* The state line: running, finished, or killed while running. */
 static void print_state(FILE *out, const cJSON *st, int held, pid_t holder)
 {
@@ -84,10 +100,18 @@ int status_report(FILE *out, const char *out_dir, const char *text, size_t len, 
                 secs > 0 ? execs / secs : 0, msg_num(st, "workers", 0));
         fprintf(out, "coverage     %.0f edges, %.0f features; corpus %.0f inputs\n",
                 msg_num(st, "edges", 0), msg_num(st, "features", 0), msg_num(st, "corpus", 0));
+        print_last_edge(out, st, secs, held);
         fprintf(out,
                 "crashes      %.0f stored (%.0f unique), %.0f runner deaths, %.0f inputs lost\n",
                 msg_num(st, "crashes", 0), msg_num(st, "unique_crashes", 0),
                 msg_num(st, "runner_deaths", 0), msg_num(st, "inputs_lost", 0));
+        /* Older stats.json files have neither. */
+        if (cJSON_GetObjectItemCaseSensitive(st, "timeouts"))
+                fprintf(out, "hangs        %.0f timeouts, %.0f out of memory (runner deaths)\n",
+                        msg_num(st, "timeouts", 0), msg_num(st, "ooms", 0));
+        if (msg_num(st, "rss_mb", -1) >= 0)
+                fprintf(out, "memory       %.0f MB resident, the largest runner\n",
+                        msg_num(st, "rss_mb", 0));
         cJSON_Delete(st);
         return 0;
 }

@@ -20,6 +20,9 @@ packages=(meson ninja-build pkg-config gcc clang clang-format clang-tidy cppchec
 packages+=(nodejs libicu72 libxml2-utils)
 # npm only where no npm is installed (a nodejs from elsewhere brings its own).
 command -v npm >/dev/null || packages+=(npm)
+# snapfuzz plot draws with gnuplot; the tests read the live screen in tmux,
+# parse the SVG with xmllint and inflate the PNG with zlib.
+packages+=(gnuplot-nox tmux zlib1g-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

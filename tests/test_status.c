@@ -66,3 +66,33 @@ Test(status, control_characters_from_the_file_are_escaped)
         cr_assert(strstr(text, "target       a\\x1b[31mb\n"), "%s", text);
         free(text);
 }
+
+/* What the live screen showed is in the report too: when coverage last
+ * grew, runner deaths by timeout and by memory, the largest runner. */
+Test(status, shows_the_last_new_edge_hangs_and_memory)
+{
+        int r;
+        char *text = report_of("{\"status\":\"done\",\"elapsed_s\":600,\"last_new_edge_s\":120.5,"
+                               "\"timeouts\":3,\"ooms\":1,\"rss_mb\":48}",
+                               &r);
+        cr_assert_eq(r, 0);
+        cr_expect(strstr(text, "last edge    new coverage 120.5 s into the run; none in the "
+                               "479.5 s after it\n"),
+                  "%s", text);
+        cr_expect(strstr(text, "hangs        3 timeouts, 1 out of memory"), "%s", text);
+        cr_expect(strstr(text, "memory       48 MB resident"), "%s", text);
+        free(text);
+}
+
+/* A stats.json from before these figures: the report says nothing of them
+ * rather than zeros it cannot know. */
+Test(status, an_older_stats_file_has_no_such_lines)
+{
+        int r;
+        char *text = report_of("{\"status\":\"done\",\"elapsed_s\":10}", &r);
+        cr_assert_eq(r, 0);
+        cr_expect(!strstr(text, "last edge"), "%s", text);
+        cr_expect(!strstr(text, "hangs"), "%s", text);
+        cr_expect(!strstr(text, "memory"), "%s", text);
+        free(text);
+}

@@ -109,7 +109,15 @@ typedef struct SfRunConfig {
         const char *sarif_path;  /* --sarif */
         const char *junit_path;  /* --junit */
         const char *source_root; /* --source-root; NULL: the current directory */
+        int display;            /* SF_DISPLAY_*: what the run shows while it runs */
 } SfRunConfig;
+
+/* SfRunConfig.display (engine/screen.h). */
+enum {
+        SF_DISPLAY_AUTO = 0, /* a live screen when stderr is a terminal, else status lines */
+        SF_DISPLAY_LINES,    /* a status line every status_every_s, even on a terminal */
+        SF_DISPLAY_QUIET,    /* errors, warnings and the final summary only */
+};
 
 /* Outcomes of engine_run. */
 enum {
