@@ -63,61 +63,65 @@ static void usage(FILE *f)
 
 static void help_run(FILE *f)
 {
-        fprintf(f,
-                "usage: snapfuzz run TARGET.so [CORPUS_DIR...] [options]\n"
-                "Fuzz TARGET.so, a libFuzzer-style harness (exports LLVMFuzzerTestOneInput),\n"
-                "built with: clang -fsanitize=fuzzer-no-link -fPIC -shared -o target.so harness.c\n"
-                "  --out DIR             output directory (default ./snapfuzz-out): corpus/,\n"
-                "                        crashes/<id>/{input,crash.json}, stats.json\n"
-                "  --workers N           worker processes (default: online cores)\n"
-                "  --max-total-time S    stop after S seconds (default: no limit)\n"
-                "  --runs N              stop after exactly N executions (default: no limit)\n"
-                "  --timeout S           an input running longer than S seconds is a hang\n"
-                "                        (default 1; fractions allowed)\n"
-                "  --rss-limit-mb MB     a runner over MB resident is out of memory (default\n"
-                "                        2048; 0 disables)\n"
-                "  --malloc-limit-mb MB  one allocation over MB is out of memory (default: the\n"
-                "                        RSS limit; 0 disables)\n"
-                "  --seed N              seed of the run's PRNG (default: from the clock)\n"
-                "  --reproducible        with --seed and --workers 1: the same inputs in the same\n"
-                "                        order every run (fixed-length batches; slower on\n"
-                "                        targets whose inputs differ much in speed)\n"
-                "  --max-len BYTES       longest input (default: max(4096, largest seed))\n"
-                "  --keep-going          go on after a crash (default: stop at the first)\n"
-                "  --sandbox MODE        strict (default): a blocked syscall is a crash;\n"
-                "                        log: allow, and report each syscall strict refuses once;\n"
-                "                        off: no seccomp filter\n"
-                "  --sandbox-policy FILE JSON rules that add syscalls to the allowlist (see\n"
-                "                        README, \"The sandbox\")\n"
-                "  --status-every S      status line period in seconds (default 3)\n"
-                "  --dict FILE           dictionary of tokens (libFuzzer/AFL format); tokens\n"
-                "                        learned from comparisons go to OUT/autodict\n"
-                "  --use-value-profile   count how close comparisons come as coverage\n"
-                "  --minimize-time S     minimize each new crash for up to S seconds, in the\n"
-                "                        recovery helper (default 1; 0 or --no-minimize: off)\n"
-                "  --detect-leaks 0|1    report memory leaks of targets built with\n"
-                "                        AddressSanitizer or LeakSanitizer (default 1)\n"
-                "  --runner-lifetime-ms MS  how long one runner process goes on taking\n"
-                "                        batches (default 500; 0: a fresh process for every\n"
-                "                        batch, for targets that keep state between inputs)\n"
-                "  --keep-seeds          seeds are never superseded by shorter inputs; they stay\n"
-                "                        inputs to mutate (libFuzzer's -keep_seed=1)\n"
-                "  --no-reduce           keep no shorter form of a corpus entry that takes its\n"
-                "                        exact path (libFuzzer's -reduce_inputs=0)\n"
-                "  --target-output MODE  what the target prints: log (default) appends it to\n"
-                "                        OUT/logs/worker-N.log (rotated at 16 MiB); pass also\n"
-                "                        shows it here, control characters escaped, at most\n"
-                "                        4 KB/s per worker; discard drops it. crash.json keeps\n"
-                "                        the last 4 KB of it in every mode\n"
-                "  --close-fd-mask N     libFuzzer's -close_fd_mask: 1 closes the target's\n"
-                "                        stdout, 2 its stderr (sanitizer reports still reach\n"
-                "                        crash.json), 3 both (default 0)\n"
-                "examples:\n"
-                "  snapfuzz run ./parser.so seeds/ --max-total-time 600\n"
-                "  snapfuzz run ./parser.so --workers 4 --dict parser.dict --keep-going\n"
-                "  snapfuzz run ./parser.so --workers 1 --seed 7 --reproducible --runs 1000000\n"
-                "exit status: 0 nothing found, 1 a crash was found and stored, 2 bad usage or\n"
-                "input, 3 internal error.\n");
+        fprintf(
+            f, "usage: snapfuzz run TARGET.so [CORPUS_DIR...] [options]\n"
+               "Fuzz TARGET.so, a libFuzzer-style harness (exports LLVMFuzzerTestOneInput),\n"
+               "built with: clang -fsanitize=fuzzer-no-link -fPIC -shared -o target.so harness.c\n"
+               "        or: gcc -fsanitize-coverage=trace-pc,trace-cmp -fPIC -shared -o target.so\n"
+               "            harness.c (snapfuzz cflags prints these flags)\n"
+               "  --out DIR             output directory (default ./snapfuzz-out): corpus/,\n"
+               "                        crashes/<id>/{input,crash.json}, stats.json\n"
+               "  --workers N           worker processes (default: online cores)\n"
+               "  --max-total-time S    stop after S seconds (default: no limit)\n"
+               "  --runs N              stop after exactly N executions (default: no limit)\n"
+               "  --timeout S           an input running longer than S seconds is a hang\n"
+               "                        (default 1; fractions allowed)\n"
+               "  --rss-limit-mb MB     a runner over MB resident is out of memory (default\n"
+               "                        2048; 0 disables)\n"
+               "  --malloc-limit-mb MB  one allocation over MB is out of memory (default: the\n"
+               "                        RSS limit; 0 disables)\n"
+               "  --seed N              seed of the run's PRNG (default: from the clock)\n"
+               "  --reproducible        with --seed and --workers 1: the same inputs in the same\n"
+               "                        order every run (fixed-length batches; slower on\n"
+               "                        targets whose inputs differ much in speed)\n"
+               "  --max-len BYTES       longest input (default: max(4096, largest seed))\n"
+               "  --keep-going          go on after a crash (default: stop at the first)\n"
+               "  --sandbox MODE        strict (default): a blocked syscall is a crash;\n"
+               "                        log: allow, and report each syscall strict refuses once;\n"
+               "                        off: no seccomp filter\n"
+               "  --sandbox-policy FILE JSON rules that add syscalls to the allowlist (see\n"
+               "                        README, \"The sandbox\")\n"
+               "  --status-every S      status line period in seconds (default 3)\n"
+               "  --dict FILE           dictionary of tokens (libFuzzer/AFL format); tokens\n"
+               "                        learned from comparisons go to OUT/autodict\n"
+               "  --use-value-profile   count how close comparisons come as coverage\n"
+               "  --minimize-time S     minimize each new crash for up to S seconds, in the\n"
+               "                        recovery helper (default 1; 0 or --no-minimize: off)\n"
+               "  --detect-leaks 0|1    report memory leaks of targets built with\n"
+               "                        AddressSanitizer or LeakSanitizer (default 1)\n"
+               "  --runner-lifetime-ms MS  how long one runner process goes on taking\n"
+               "                        batches (default 500; 0: a fresh process for every\n"
+               "                        batch, for targets that keep state between inputs)\n"
+               "  --keep-seeds          seeds are never superseded by shorter inputs; they stay\n"
+               "                        inputs to mutate (libFuzzer's -keep_seed=1)\n"
+               "  --no-reduce           keep no shorter form of a corpus entry that takes its\n"
+               "                        exact path (libFuzzer's -reduce_inputs=0)\n"
+               "  --target-output MODE  what the target prints: log (default) appends it to\n"
+               "                        OUT/logs/worker-N.log (rotated at 16 MiB); pass also\n"
+               "                        shows it here, control characters escaped, at most\n"
+               "                        4 KB/s per worker; discard drops it. crash.json keeps\n"
+               "                        the last 4 KB of it in every mode\n"
+               "  --close-fd-mask N     libFuzzer's -close_fd_mask: 1 closes the target's\n"
+               "                        stdout, 2 its stderr (sanitizer reports still reach\n"
+               "                        crash.json), 3 both (default 0)\n"
+               "  --require-coverage    a target built without coverage instrumentation is an\n"
+               "                        error (exit 2), not a warning\n"
+               "examples:\n"
+               "  snapfuzz run ./parser.so seeds/ --max-total-time 600\n"
+               "  snapfuzz run ./parser.so --workers 4 --dict parser.dict --keep-going\n"
+               "  snapfuzz run ./parser.so --workers 1 --seed 7 --reproducible --runs 1000000\n"
+               "exit status: 0 nothing found, 1 a crash was found and stored, 2 bad usage or\n"
+               "input, 3 internal error.\n");
 }
 
 static void help_reproduce(FILE *f)
@@ -184,6 +188,7 @@ enum {
         RUN_OPT_REPRODUCIBLE,
         RUN_OPT_TARGET_OUTPUT,
         RUN_OPT_CLOSE_FD_MASK,
+        RUN_OPT_REQUIRE_COVERAGE,
         RUN_OPT_HELP,
 };
 
@@ -212,6 +217,7 @@ static const struct option run_opts[] = {
     {"reproducible", no_argument, NULL, RUN_OPT_REPRODUCIBLE},
     {"target-output", required_argument, NULL, RUN_OPT_TARGET_OUTPUT},
     {"close-fd-mask", required_argument, NULL, RUN_OPT_CLOSE_FD_MASK},
+    {"require-coverage", no_argument, NULL, RUN_OPT_REQUIRE_COVERAGE},
     {"help", no_argument, NULL, RUN_OPT_HELP},
     {0},
 };
@@ -351,6 +357,9 @@ static int run_option(RunArgs *a, int c)
                 if (cliopt_u64("--close-fd-mask", optarg, 0, 3, &v) < 0)
                         return SF_EXIT_USAGE;
                 a->cfg.close_fd_mask = (unsigned)v;
+                break;
+        case RUN_OPT_REQUIRE_COVERAGE:
+                a->cfg.require_coverage = true;
                 break;
         case RUN_OPT_HELP:
                 help_run(stdout);

@@ -36,6 +36,7 @@
 #include "engine/crashtally.h"
 #include "engine/dicts.h"
 #include "engine/helperq.h"
+#include "engine/instrcheck.h"
 #include "engine/sandboxlog.h"
 #include "engine/schedule.h"
 #include "core/corpus.h"
@@ -1275,6 +1276,8 @@ static int coordinator_start(Coordinator *c)
         /* Nothing is printed before the target is known to load, so that a
          * bad target gets exactly one line. */
         r = start_workers(c);
+        if (r == 0)
+                r = instrcheck_run(cfg, wproc_target_counters(c->slots[0].w));
         if (r < 0)
                 return r;
         (void)sandboxlog_new(&c->sandbox_log); /* without it, events are only printed */

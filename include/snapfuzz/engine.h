@@ -49,6 +49,7 @@ typedef struct SfRunConfig {
          * sanitized and rate-limited, and logged) or "discard". */
         const char *target_output;
         unsigned close_fd_mask; /* --close-fd-mask: libFuzzer's -close_fd_mask */
+        bool require_coverage;  /* --require-coverage: a target without coverage is an error */
 } SfRunConfig;
 
 /* Outcomes of engine_run. */
