@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "app/cflags_cmd.h"
 #include "app/cliopt.h"
 #include "app/crashes_cmd.h"
 #include "app/minimize_cmd.h"
@@ -44,6 +45,7 @@ static void usage(FILE *f)
                 "                [--sandbox-policy FILE] [--trust-record]\n"
                 "       snapfuzz crashes [--out DIR]\n"
                 "       snapfuzz status [OUT_DIR]\n"
+                "       snapfuzz cflags [--cc COMPILER] [--sanitize LIST]\n"
                 "       snapfuzz --help | --version\n"
                 "\n"
                 "run: fuzz TARGET.so, a libFuzzer-style harness (see snapfuzz run --help).\n"
@@ -54,6 +56,7 @@ static void usage(FILE *f)
                 "  crashes/<id>/minimized (default budget --max-time 30; 0: no limit).\n"
                 "crashes: list the crashes stored in an output directory.\n"
                 "status: whether a campaign is running, finished or was killed, and its figures.\n"
+                "cflags: the compiler flags that build a harness (clang or gcc).\n"
                 "Each command takes -h or --help, with examples.\n"
                 "\n"
                 "exit status: 0 nothing found (reproduce: no longer crashes; minimize: done),\n"
@@ -89,7 +92,8 @@ static void help_run(FILE *f)
                "  --sandbox MODE        strict (default): a blocked syscall is a crash;\n"
                "                        log: allow, and report each syscall strict refuses once;\n"
                "                        off: no seccomp filter\n"
-               "  --sandbox-policy FILE JSON rules that add syscalls to the allowlist (see\n"
+               "  --sandbox-policy FILE\n"
+               "                        JSON rules that add syscalls to the allowlist (see\n"
                "                        README, \"The sandbox\")\n"
                "  --status-every S      status line period in seconds (default 3)\n"
                "  --dict FILE           dictionary of tokens (libFuzzer/AFL format); tokens\n"
@@ -137,7 +141,7 @@ static void help_reproduce(FILE *f)
                    "  --timeout S    the hang timeout (default: the crash's own)\n"
                    "  --sandbox MODE, --sandbox-policy FILE  the sandbox to use (replaces the\n"
                    "                 one stored in crash.json)\n"
-                   "  --trust-record use the sandbox stored in crash.json (mode and policy),\n"
+                   "  --trust-record  use the sandbox stored in crash.json (mode and policy),\n"
                    "                 even when it is looser than strict\n"
                    "examples:\n"
                    "  snapfuzz crashes --out out        # the ids\n"
@@ -607,6 +611,8 @@ int main(int argc, char **argv)
                 return crashes_cmd(argc - 1, argv + 1);
         if (strcmp(argv[1], "status") == 0)
                 return cmd_status(argc - 1, argv + 1);
+        if (strcmp(argv[1], "cflags") == 0)
+                return cflags_cmd(argc - 1, argv + 1);
         log_error("unknown command '%s'; see snapfuzz --help", argv[1]);
         return SF_EXIT_USAGE;
 }

@@ -6,9 +6,11 @@ cd "$(dirname "$0")/.."
 
 # llvm: llvm-symbolizer, which names crash frames (recovery/symbolize.c);
 # git: the format test lists the tracked files with it; clang-tidy and
-# cppcheck: scripts/lint.sh, which CI runs.
+# cppcheck: scripts/lint.sh, which CI runs. help2man and python3: the man
+# page (data/meson.build); groff-base: tests/test_install.c renders it.
 packages=(meson ninja-build pkg-config gcc clang clang-format clang-tidy cppcheck
-          libclang-rt-14-dev libseccomp-dev libcjson-dev libcriterion-dev llvm git)
+          libclang-rt-14-dev libseccomp-dev libcjson-dev libcriterion-dev llvm git
+          help2man python3 groff-base)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -15,6 +15,7 @@
 
 #include "core/coverage.h"
 #include "core/custom.h"
+#include "snapfuzz/snapfuzz.h" /* LLVMFuzzerMutate's prototype, as harnesses see it */
 
 #include "snapfuzz/banned.h"
 
@@ -91,7 +92,6 @@ SF_EXPORT void __sanitizer_cov_trace_pc_indir(uintptr_t callee)
 
 /* A custom mutator's way to snapfuzz's own mutations: the PRNG and ctx of
  * the step in progress (core/custom.c), so that it is replayed too. */
-SF_EXPORT size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 SF_EXPORT size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size)
 {
         return custom_builtin_mutate(data, size, max_size);
