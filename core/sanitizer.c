@@ -336,28 +336,28 @@ static void append_options(const char *var, const char *ours)
 
 int sanitizer_malloc_shim(char *ret, size_t cap)
 {
-        char exe[PATH_MAX];
+        char exe[PATH_MAX] = "";
         /* /proc/self/exe is the binary's real location, symbolic links
          * resolved: a link in ~/bin to an installed snapfuzz still finds
          * the installed library. */
         ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (n > 0) {
-                exe[n] = 0;
-                char *slash = strrchr(exe, '/');
-                if (slash) {
-                        *slash = 0;
-                        snprintf(ret, cap, "%s/" SHIM_NAME, exe);
-                        if (file_exists(ret))
-                                return 0;
-                        snprintf(ret, cap, "%s/" SNAPFUZZ_SHIM_RELDIR "/" SHIM_NAME, exe);
-                        if (file_exists(ret))
-                                return 0;
-                }
+        char *slash = n > 0 ? (exe[n] = 0, strrchr(exe, '/')) : NULL;
+        if (slash) {
+                *slash = 0;
+                snprintf(ret, cap, "%s/" SHIM_NAME, exe);
+                if (file_exists(ret))
+                        return 0;
+                snprintf(ret, cap, "%s/" SNAPFUZZ_SHIM_RELDIR "/" SHIM_NAME, exe);
+                if (file_exists(ret))
+                        return 0;
         }
         snprintf(ret, cap, SNAPFUZZ_SHIM_DIR "/" SHIM_NAME);
         if (file_exists(ret))
                 return 0;
-        snprintf(ret, cap, "%s", SHIM_NAME);
+        snprintf(ret, cap,
+                 SHIM_NAME " is neither in %s nor in %s/" SNAPFUZZ_SHIM_RELDIR
+                           " nor in " SNAPFUZZ_SHIM_DIR,
+                 slash ? exe : "the binary's directory", slash ? exe : "");
         return -ENOENT;
 }
 

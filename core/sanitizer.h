@@ -44,7 +44,8 @@ void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb, bool det
 /* The path of libsnapfuzz-malloc.so into @ret: next to the running binary
  * (a build tree, or a copy with the library beside it), where an install
  * puts it relative to the binary (../lib/<arch>/snapfuzz), or where this
- * build installs it. Returns 0, or -ENOENT (none of them exists). */
+ * build installs it. Returns 0, or -ENOENT (none of them exists; @ret
+ * then says where it was looked for, for a person). */
 int sanitizer_malloc_shim(char *ret, size_t cap);
 
 /* Whether --malloc-limit-mb @malloc_limit_mb (0: none) goes unenforced for

@@ -27,14 +27,12 @@ static void check_malloc_limit(const SfRunConfig *cfg)
                 return;
         (void)sanitizer_malloc_shim(shim, sizeof(shim));
         if (cfg->rss_limit_mb)
-                log_warn("--malloc-limit-mb %u is not enforced: %s was not found with the snapfuzz "
-                         "binary (install it with meson install); only --rss-limit-mb %u limits "
-                         "the target's memory",
+                log_warn("--malloc-limit-mb %u is not enforced: %s (meson install puts it "
+                         "there); only --rss-limit-mb %u limits the target's memory",
                          cfg->malloc_limit_mb, shim, cfg->rss_limit_mb);
         else
-                log_warn("--malloc-limit-mb %u is not enforced: %s was not found with the snapfuzz "
-                         "binary (install it with meson install), and --rss-limit-mb is 0: "
-                         "nothing limits the target's memory",
+                log_warn("--malloc-limit-mb %u is not enforced: %s (meson install puts it "
+                         "there), and --rss-limit-mb is 0: nothing limits the target's memory",
                          cfg->malloc_limit_mb, shim);
 }
 
