@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "app/cflags_cmd.h"
 #include "app/cliopt.h"
 #include "app/crashes_cmd.h"
 #include "app/merge_cmd.h"
@@ -58,6 +59,7 @@ static void usage(FILE *f)
                 "       snapfuzz report [OUT_DIR] [--sarif FILE] [--junit FILE]\n"
                 "                [--source-root DIR]\n"
                 "       snapfuzz plot [OUT_DIR] [--output FILE.png|FILE.svg]\n"
+                "       snapfuzz cflags [--cc COMPILER] [--sanitize LIST]\n"
                 "       snapfuzz --help | --version\n"
                 "\n"
                 "run: fuzz TARGET.so, a libFuzzer-style harness (see snapfuzz run --help).\n"
@@ -76,6 +78,7 @@ static void usage(FILE *f)
                 "status: whether a campaign is running, finished or was killed, and its figures.\n"
                 "report: write the stored crashes as SARIF (code scanning) and/or JUnit XML.\n"
                 "plot: coverage, exec/s and crashes over time (OUT/plot_data), drawn by gnuplot.\n"
+                "cflags: the compiler flags that build a harness (clang or gcc).\n"
                 "Each command takes -h or --help, with examples.\n"
                 "\n"
                 "exit status: 0 nothing found (reproduce: no longer crashes; minimize: done),\n"
@@ -90,6 +93,8 @@ static void help_run(FILE *f)
                 "       snapfuzz run TARGET.so FILE... [options]\n"
                 "Fuzz TARGET.so, a libFuzzer-style harness (exports LLVMFuzzerTestOneInput),\n"
                 "built with: clang -fsanitize=fuzzer-no-link -fPIC -shared -o target.so harness.c\n"
+                "        or: gcc -fsanitize-coverage=trace-pc,trace-cmp -fPIC -shared -o target.so\n"
+                "            harness.c (snapfuzz cflags prints these flags)\n"
                 "  --out DIR             output directory (default ./snapfuzz-out): corpus/,\n"
                 "                        crashes/<id>/{input,crash.json}, stats.json\n"
                 "  --workers N           worker processes (default: online cores)\n"
@@ -150,6 +155,8 @@ static void help_run(FILE *f)
                 "  --junit FILE          the same as JUnit XML (one testcase per crash)\n"
                 "  --source-root DIR     SARIF/JUnit source paths are relative to DIR (default:\n"
                 "                        the current directory; use the repository root)\n"
+                "  --require-coverage    a target built without coverage instrumentation is an\n"
+                "                        error (exit 2), not a warning\n"
                 "With files instead of directories (all of them files), nothing is fuzzed:\n"
                 "each FILE runs once (--runs N: N times) in a fresh sandboxed runner, as\n"
                 "libFuzzer runs file arguments; a crash is classified and its report shown.\n"
@@ -179,7 +186,7 @@ static void help_reproduce(FILE *f)
                    "  --timeout S    the hang timeout (default: the crash's own)\n"
                    "  --sandbox MODE, --sandbox-policy FILE  the sandbox to use (replaces the\n"
                    "                 one stored in crash.json)\n"
-                   "  --trust-record use the sandbox stored in crash.json (mode and policy),\n"
+                   "  --trust-record  use the sandbox stored in crash.json (mode and policy),\n"
                    "                 even when it is looser than strict\n"
                    "examples:\n"
                    "  snapfuzz crashes --out out        # the ids\n"
@@ -238,6 +245,7 @@ enum {
         RUN_OPT_SOURCE_ROOT,
         RUN_OPT_QUIET,
         RUN_OPT_NO_SCREEN,
+        RUN_OPT_REQUIRE_COVERAGE,
         RUN_OPT_HELP,
 };
 
@@ -274,6 +282,7 @@ static const struct option run_opts[] = {
     {"source-root", required_argument, NULL, RUN_OPT_SOURCE_ROOT},
     {"quiet", no_argument, NULL, RUN_OPT_QUIET},
     {"no-screen", no_argument, NULL, RUN_OPT_NO_SCREEN},
+    {"require-coverage", no_argument, NULL, RUN_OPT_REQUIRE_COVERAGE},
     {"help", no_argument, NULL, RUN_OPT_HELP},
     {0},
 };
@@ -473,6 +482,8 @@ static int run_option(RunArgs *a, int c)
         case RUN_OPT_NO_SCREEN:
                 if (a->cfg.display != SF_DISPLAY_QUIET)
                         a->cfg.display = SF_DISPLAY_LINES;
+        case RUN_OPT_REQUIRE_COVERAGE:
+                a->cfg.require_coverage = true;
                 break;
         case RUN_OPT_HELP:
                 help_run(stdout);
@@ -790,6 +801,8 @@ int main(int argc, char **argv)
                 return regress_cmd(argc - 1, argv + 1);
         if (strcmp(argv[1], "plot") == 0)
                 return plot_cmd(argc - 1, argv + 1);
+        if (strcmp(argv[1], "cflags") == 0)
+                return cflags_cmd(argc - 1, argv + 1);
         log_error("unknown command '%s'; see snapfuzz --help", argv[1]);
         return SF_EXIT_USAGE;
 }

@@ -155,9 +155,27 @@ void coverage_register_guards(uint32_t *start, uint32_t *stop)
         n_guards += n;
 }
 
+uint8_t coverage_tracepc_counters[COVERAGE_TRACEPC_COUNTERS];
+uintptr_t coverage_tracepc_base;
+
+void coverage_register_tracepc(uintptr_t base)
+{
+        static bool registered;
+        if (registered)
+                return;
+        registered = true;
+        coverage_tracepc_base = base;
+        add_region(coverage_tracepc_counters, COVERAGE_TRACEPC_COUNTERS);
+}
+
 size_t coverage_counters(void)
 {
         return n_counters;
+}
+
+size_t coverage_target_counters(void)
+{
+        return first_feature_counter < n_counters ? first_feature_counter : n_counters;
 }
 
 void coverage_clear(void)

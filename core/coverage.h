@@ -49,8 +49,24 @@ void coverage_register_features(uint8_t *start, uint8_t *stop);
 /* The counter array that trace-pc-guard callbacks increment. */
 extern uint8_t *coverage_guard_counters;
 
+/* The map trace-pc callbacks (gcc's -fsanitize-coverage=trace-pc, which has
+ * no counters of its own) hash edges into: 64 Ki counters, as AFL's map.
+ * Edges are hashed from code offsets from coverage_tracepc_base (the
+ * target's load address), so every worker puts an edge in the same
+ * counter whatever address the target was loaded at. */
+#define COVERAGE_TRACEPC_BITS 16u
+#define COVERAGE_TRACEPC_COUNTERS (1u << COVERAGE_TRACEPC_BITS)
+extern uint8_t coverage_tracepc_counters[COVERAGE_TRACEPC_COUNTERS];
+extern uintptr_t coverage_tracepc_base;
+/* Registers the trace-pc map as the target's counters (once; a target
+ * that calls __sanitizer_cov_trace_pc), edges hashed relative to @base. */
+void coverage_register_tracepc(uintptr_t base);
+
 /* Counters registered in this process. */
 size_t coverage_counters(void);
+/* Counters of the target alone (not snapfuzz's own feedback maps): 0 for a
+ * target built without coverage instrumentation. */
+size_t coverage_target_counters(void);
 
 /* Zeroes every registered counter. */
 void coverage_clear(void);

@@ -323,33 +323,68 @@ static void append_options(const char *var, const char *ours)
         setenv(var, buf, 1);
 }
 
-/* libsnapfuzz-malloc.so next to the running snapfuzz executable. */
-static bool malloc_shim_path(char *ret, size_t cap)
+/* Where a build puts libsnapfuzz-malloc.so, relative to the directory of
+ * the binary and as an absolute path (meson.build: lib/<arch>/snapfuzz
+ * under the prefix); the build tree has it next to the binary. */
+#ifndef SNAPFUZZ_SHIM_RELDIR
+#define SNAPFUZZ_SHIM_RELDIR "../lib/snapfuzz"
+#endif
+#ifndef SNAPFUZZ_SHIM_DIR
+#define SNAPFUZZ_SHIM_DIR "/usr/local/lib/snapfuzz"
+#endif
+#define SHIM_NAME "libsnapfuzz-malloc.so"
+
+int sanitizer_malloc_shim(char *ret, size_t cap)
 {
-        char exe[PATH_MAX];
+        char exe[PATH_MAX] = "";
+        /* /proc/self/exe is the binary's real location, symbolic links
+         * resolved: a link in ~/bin to an installed snapfuzz still finds
+         * the installed library. */
         ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (n <= 0)
-                return false;
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (!slash)
-                return false;
-        *slash = 0;
-        snprintf(ret, cap, "%s/libsnapfuzz-malloc.so", exe);
-        return file_exists(ret);
+        char *slash = n > 0 ? (exe[n] = 0, strrchr(exe, '/')) : NULL;
+        if (slash) {
+                *slash = 0;
+                snprintf(ret, cap, "%s/" SHIM_NAME, exe);
+                if (file_exists(ret))
+                        return 0;
+                snprintf(ret, cap, "%s/" SNAPFUZZ_SHIM_RELDIR "/" SHIM_NAME, exe);
+                if (file_exists(ret))
+                        return 0;
+        }
+        snprintf(ret, cap, SNAPFUZZ_SHIM_DIR "/" SHIM_NAME);
+        if (file_exists(ret))
+                return 0;
+        snprintf(ret, cap,
+                 SHIM_NAME " is neither in %s nor in %s/" SNAPFUZZ_SHIM_RELDIR
+                           " nor in " SNAPFUZZ_SHIM_DIR,
+                 slash ? exe : "the binary's directory", slash ? exe : "");
+        return -ENOENT;
+}
+
+/* Whether the shim goes into a worker for @s: the target's runtime, or
+ * snapfuzz's own (a sanitizer build of snapfuzz), replaces malloc and
+ * limits allocations itself, or nothing does. */
+static bool malloc_shim_wanted(const SanitizerInfo *s, unsigned malloc_limit_mb)
+{
+        bool own_sanitizer =
+            dlsym(RTLD_DEFAULT, "__asan_init") || dlsym(RTLD_DEFAULT, "__msan_init");
+        return malloc_limit_mb && !s->asan && !s->msan && !own_sanitizer;
+}
+
+bool sanitizer_malloc_limit_missing(const SanitizerInfo *s, unsigned malloc_limit_mb)
+{
+        char shim[PATH_MAX];
+        return malloc_shim_wanted(s, malloc_limit_mb) &&
+               sanitizer_malloc_shim(shim, sizeof(shim)) < 0;
 }
 
 void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb, bool detect_leaks)
 {
         char preload[PATH_MAX * 2];
         snprintf(preload, sizeof(preload), "%s", s->preload);
-        /* The shim replaces malloc; it stays out when the target's runtime
-         * or snapfuzz's own (a sanitizer build of snapfuzz) does that. */
-        bool own_sanitizer =
-            dlsym(RTLD_DEFAULT, "__asan_init") || dlsym(RTLD_DEFAULT, "__msan_init");
-        if (malloc_limit_mb && !s->asan && !s->msan && !own_sanitizer) {
+        if (malloc_shim_wanted(s, malloc_limit_mb)) {
                 char shim[PATH_MAX], limit[32];
-                if (malloc_shim_path(shim, sizeof(shim))) {
+                if (sanitizer_malloc_shim(shim, sizeof(shim)) == 0) {
                         size_t used = strlen(preload);
                         snprintf(preload + used, sizeof(preload) - used, "%s%s", used ? ":" : "",
                                  shim);

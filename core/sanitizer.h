@@ -35,8 +35,19 @@ int sanitizer_detect(const char *target, SanitizerInfo *ret, char *why, size_t w
  * already set in ASAN_OPTIONS/UBSAN_OPTIONS are kept; the ones the sandbox
  * depends on are appended, so they win. @malloc_limit_mb (0: none) becomes
  * ASan's max_allocation_size_mb, or, for a target without a sanitizer that
- * replaces malloc, the limit of libsnapfuzz-malloc.so, preloaded from next
- * to the snapfuzz executable. */
+ * replaces malloc, the limit of libsnapfuzz-malloc.so, preloaded from where
+ * sanitizer_malloc_shim() finds it (nothing when it finds none). */
 /* With @detect_leaks, LeakSanitizer is on but never checks by itself (no
  * check at exit): the runner asks for a check when it wants one. */
 void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb, bool detect_leaks);
+
+/* The path of libsnapfuzz-malloc.so into @ret: next to the running binary
+ * (a build tree, or a copy with the library beside it), where an install
+ * puts it relative to the binary (../lib/<arch>/snapfuzz), or where this
+ * build installs it. Returns 0, or -ENOENT (none of them exists; @ret
+ * then says where it was looked for, for a person). */
+int sanitizer_malloc_shim(char *ret, size_t cap);
+
+/* Whether --malloc-limit-mb @malloc_limit_mb (0: none) goes unenforced for
+ * a target described by @s: it needs the shim, which cannot be found. */
+bool sanitizer_malloc_limit_missing(const SanitizerInfo *s, unsigned malloc_limit_mb);

@@ -40,6 +40,7 @@
 #include "engine/helperq.h"
 #include "engine/plotdata.h"
 #include "engine/quarantine.h"
+#include "engine/instrcheck.h"
 #include "engine/sandboxlog.h"
 #include "engine/schedule.h"
 #include "engine/screen.h"
@@ -1494,6 +1495,8 @@ static int coordinator_start(Coordinator *c)
         /* Nothing is printed before the target is known to load, so that a
          * bad target gets exactly one line. */
         r = start_workers(c);
+        if (r == 0)
+                r = instrcheck_run(cfg, wproc_target_counters(c->slots[0].w));
         if (r < 0)
                 return r;
         (void)sandboxlog_new(&c->sandbox_log); /* without it, events are only printed */

@@ -1,9 +1,9 @@
 /*
  * Comparison feedback from the target: the SanitizerCoverage trace-cmp
- * family (cmp, const_cmp, switch, div, gep), the byte-string functions a
- * target compares with (memcmp, bcmp, strcmp, strncmp, strcasecmp,
- * strncasecmp, strstr, strcasestr, memmem: the functions libFuzzer
- * intercepts), and the sanitizers' __sanitizer_weak_hook_* callbacks for
+ * family (cmp, const_cmp, switch, div, gep; gcc's cmpf and cmpd), the
+ * byte-string functions a target compares with (memcmp, bcmp, strcmp,
+ * strncmp, strcasecmp, strncasecmp, strstr, strcasestr, memmem: the
+ * functions libFuzzer intercepts), and the sanitizers' __sanitizer_weak_hook_* callbacks for
  * the same functions, all exported from the snapfuzz executable so that a
  * dlopen()ed target (and a sanitizer runtime) binds to them. Each writes
  * the operands into the live comparison table (worker/cmplog.h); mutations
@@ -108,6 +108,23 @@ SF_EXPORT void __sanitizer_cov_trace_const_cmp1(uint8_t c, uint8_t v)
 SF_CMP(2, uint16_t)
 SF_CMP(4, uint32_t)
 SF_CMP(8, uint64_t)
+
+/* gcc's trace-cmp also reports floating-point comparisons (clang's does
+ * not): accepted, so such a target loads, and not recorded: input-to-state
+ * replacement works on the input's integer bytes. */
+SF_EXPORT void __sanitizer_cov_trace_cmpf(float a, float b);
+SF_EXPORT void __sanitizer_cov_trace_cmpf(float a, float b)
+{
+        (void)a;
+        (void)b;
+}
+
+SF_EXPORT void __sanitizer_cov_trace_cmpd(double a, double b);
+SF_EXPORT void __sanitizer_cov_trace_cmpd(double a, double b)
+{
+        (void)a;
+        (void)b;
+}
 
 /* cases[0] is the number of cases, cases[1] the width of @val in bits, and
  * the case values follow. One case is recorded per call, a different one

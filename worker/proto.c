@@ -610,6 +610,7 @@ int proto_hello_build(const ProtoHello *h, cJSON **ret)
         cJSON *m = proto_msg_new(PROTO_HELLO);
         bool ok = m && cJSON_AddNumberToObject(m, "pid", (double)h->pid) &&
                   cJSON_AddNumberToObject(m, "counters", (double)h->counters) &&
+                  cJSON_AddNumberToObject(m, "target_counters", (double)h->target_counters) &&
                   add_true(m, "custom_mutator", h->custom_mutator) &&
                   add_true(m, "custom_crossover", h->custom_crossover) &&
                   cJSON_AddBoolToObject(m, "leaks", h->leaks);
@@ -628,6 +629,7 @@ int proto_hello_parse(const cJSON *m, ProtoHello *ret)
 
         if (!proto_is(m, PROTO_HELLO) || need_uint(m, "pid", INT_MAX, &pid) < 0 ||
             need_uint(m, "counters", UINT64_MAX, &h.counters) < 0 ||
+            need_uint(m, "target_counters", UINT64_MAX, &h.target_counters) < 0 ||
             get_bool(m, "custom_mutator", &h.custom_mutator) < 0 ||
             get_bool(m, "custom_crossover", &h.custom_crossover) < 0 ||
             need_bool(m, "leaks", &h.leaks) < 0)

@@ -163,7 +163,8 @@ int proto_rebuild_parse(const cJSON *m, uint32_t *ret_how);
 
 typedef struct ProtoHello {
         int64_t pid;
-        uint64_t counters; /* coverage counters of the loaded target */
+        uint64_t counters;        /* coverage counters (the target's and feedback maps) */
+        uint64_t target_counters; /* the target's own: 0 when it has no instrumentation */
         bool custom_mutator;
         bool custom_crossover;
         bool leaks; /* LeakSanitizer checks work */

@@ -15,6 +15,7 @@
 
 #include "core/coverage.h"
 #include "core/custom.h"
+#include "snapfuzz/snapfuzz.h" /* LLVMFuzzerMutate's prototype, as harnesses see it */
 
 #include "snapfuzz/banned.h"
 
@@ -50,6 +51,39 @@ SF_EXPORT void __sanitizer_cov_trace_pc_guard(uint32_t *guard)
         *c += *c != 255;
 }
 
+/* gcc's -fsanitize-coverage=trace-pc (clang's too): a call at the start of
+ * every basic block, with no counter of its own. The block is its return
+ * address, as an offset from the target's load address (the same in
+ * every worker), hashed into the trace-pc map; the counter is the edge
+ * from the previous block, AFL's way: this block's hash XOR half the
+ * previous one's, so A->B and B->A differ. tracepc_prev is thread-local and
+ * not reset between executions: the first edge of an input comes from
+ * where the previous one ended (the harness's return, nearly always the
+ * same block) or, in a new runner, from the snapshot's last block. The map
+ * is registered when the target references this function
+ * (worker/worker.c); the cost is a hash and a counter update per block
+ * (bench/results/tracepc-2026-11-26.md). */
+static __thread uint32_t tracepc_prev;
+
+SF_EXPORT void __sanitizer_cov_trace_pc(void);
+SF_EXPORT void __sanitizer_cov_trace_pc(void)
+{
+        uintptr_t off = (uintptr_t)__builtin_return_address(0) - coverage_tracepc_base;
+        uint32_t h = (uint32_t)(((uint64_t)off * UINT64_C(0x9e3779b97f4a7c15)) >>
+                                (64 - COVERAGE_TRACEPC_BITS));
+        uint8_t *c = &coverage_tracepc_counters[h ^ tracepc_prev];
+        tracepc_prev = h >> 1;
+        *c += *c != 255;
+}
+
+/* -fsanitize-coverage=inline-bool-flag: one byte per edge set to 1, which
+ * the scan reads as a hit count of one. */
+SF_EXPORT void __sanitizer_cov_bool_flag_init(uint8_t *start, uint8_t *stop);
+SF_EXPORT void __sanitizer_cov_bool_flag_init(uint8_t *start, uint8_t *stop)
+{
+        coverage_register_counters(start, stop);
+}
+
 SF_EXPORT void __sanitizer_cov_trace_pc_indir(uintptr_t callee);
 SF_EXPORT void __sanitizer_cov_trace_pc_indir(uintptr_t callee)
 {
@@ -58,7 +92,6 @@ SF_EXPORT void __sanitizer_cov_trace_pc_indir(uintptr_t callee)
 
 /* A custom mutator's way to snapfuzz's own mutations: the PRNG and ctx of
  * the step in progress (core/custom.c), so that it is replayed too. */
-SF_EXPORT size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 SF_EXPORT size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size)
 {
         return custom_builtin_mutate(data, size, max_size);

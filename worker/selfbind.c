@@ -218,6 +218,40 @@ static int rebind_object(void *handle, const struct link_map *first, const struc
         return 0;
 }
 
+/* Whether one object has a GOT relocation against undefined @name. */
+static bool object_references(const struct link_map *lm, const char *name)
+{
+#ifdef SELFBIND_R_JUMP_SLOT
+        DynInfo di;
+        if (!dyn_info(lm, &di))
+                return false;
+        for (int t = 0; t < 2; t++) {
+                for (size_t i = 0; i < di.rela_n[t]; i++) {
+                        const ElfW(Rela) *r = &di.rela[t][i];
+                        unsigned type = (unsigned)ELF64_R_TYPE(r->r_info);
+                        size_t sym = ELF64_R_SYM(r->r_info);
+                        if ((type != SELFBIND_R_JUMP_SLOT && type != SELFBIND_R_GLOB_DAT) || !sym)
+                                continue;
+                        const ElfW(Sym) *s = &di.symtab[sym];
+                        if (s->st_shndx == SHN_UNDEF && strcmp(di.strtab + s->st_name, name) == 0)
+                                return true;
+                }
+        }
+#endif
+        return false;
+}
+
+bool selfbind_references(void *handle, const char *name)
+{
+        struct link_map *first = NULL;
+        if (dlinfo(handle, RTLD_DI_LINKMAP, &first) < 0 || !first)
+                return false;
+        for (const struct link_map *lm = first; lm; lm = lm->l_next)
+                if (object_references(lm, name))
+                        return true;
+        return false;
+}
+
 int selfbind_apply(void *handle, unsigned *ret_rebound)
 {
         struct link_map *first = NULL;

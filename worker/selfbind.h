@@ -5,8 +5,15 @@
  */
 #pragma once
 
+#include <stdbool.h>
+
 /* Rebinds the GOT slots of the target @handle (and of the libraries its
  * dlopen loaded) whose symbols the target defines strongly. Call once,
  * right after dlopen, before the target's initialization. Returns 0 and
  * the number of slots rebound, or a negative errno. */
 int selfbind_apply(void *handle, unsigned *ret_rebound);
+
+/* Whether the target @handle or a library its dlopen loaded calls @name
+ * through its GOT (a symbol it uses and does not define: one of the
+ * SanitizerCoverage callbacks, say). */
+bool selfbind_references(void *handle, const char *name);

@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <link.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -176,6 +177,38 @@ static int worker_load_builtin(Worker *w)
         return 0;
 }
 
+/* dlopen's complaint, with a hint when the target needs a sanitizer or
+ * coverage callback snapfuzz does not define (a flavour of
+ * -fsanitize-coverage it has no feedback for). */
+static void worker_send_load_error(Worker *w, const char *e)
+{
+        char msg[1024];
+        if (!e)
+                e = "dlopen failed";
+        if (strstr(e, "undefined symbol: __sanitizer_") ||
+            strstr(e, "undefined symbol: __sancov")) {
+                snprintf(msg, sizeof(msg),
+                         "%s; snapfuzz provides SanitizerCoverage's " TARGET_COVERAGE_KINDS
+                         ": build the harness with clang " TARGET_CFLAGS_CLANG
+                         " or gcc " TARGET_CFLAGS_GCC " (see snapfuzz cflags)",
+                         e);
+                e = msg;
+        }
+        worker_send_error(w, PROTO_WHAT_LOAD, e);
+}
+
+/* gcc's trace-pc instrumentation has no counters to register: when the
+ * target calls __sanitizer_cov_trace_pc, the trace-pc map becomes its
+ * counters, with code offsets taken from the target's load address. */
+static void worker_tracepc(Worker *w)
+{
+        struct link_map *lm = NULL;
+        if (!selfbind_references(w->handle, "__sanitizer_cov_trace_pc"))
+                return;
+        if (dlinfo(w->handle, RTLD_DI_LINKMAP, &lm) == 0 && lm)
+                coverage_register_tracepc((uintptr_t)lm->l_addr);
+}
+
 /* Loads the target and runs its LLVMFuzzerInitialize. 0, or a negative
  * errno after telling whoever started us (-ENOEXEC: dlopen failed;
  * -ENOENT: no LLVMFuzzerTestOneInput). */
@@ -187,11 +220,11 @@ static int worker_load(Worker *w)
                 return worker_load_builtin(w);
         w->handle = dlopen(w->args.target, RTLD_NOW | RTLD_LOCAL);
         if (!w->handle) {
-                const char *e = dlerror();
-                worker_send_error(w, PROTO_WHAT_LOAD, e ? e : "dlopen failed");
+                worker_send_load_error(w, dlerror());
                 return -ENOEXEC;
         }
         worker_selfbind(w);
+        worker_tracepc(w);
         w->test = (TargetTestOneInput)dlsym(w->handle, TARGET_SYM_TEST);
         if (!w->test) {
                 snprintf(msg, sizeof(msg), "%s does not export %s", w->args.target,
@@ -1180,6 +1213,7 @@ static int worker_say_hello(Worker *w)
         ProtoHello h = {
             .pid = getpid(),
             .counters = coverage_counters(),
+            .target_counters = coverage_target_counters(),
             .custom_mutator = w->custom.mutate != NULL,
             .custom_crossover = w->custom.crossover != NULL,
             /* Leak checks need LeakSanitizer and a sandbox that lets it work. */

@@ -40,6 +40,7 @@ struct Wproc {
         RecordLayout layout;
         MsgReader reader;
         size_t counters;
+        size_t target_counters;
         bool leaks;
         int exited;
         int status;
@@ -257,6 +258,7 @@ static int wproc_take_hello(Wproc *w, const cJSON *m, char *err, size_t errlen)
                         return -EPROTO;
                 }
                 w->counters = (size_t)hello.counters;
+                w->target_counters = (size_t)hello.target_counters;
                 w->leaks = hello.leaks;
                 return 0;
         }
@@ -392,6 +394,11 @@ pid_t wproc_pid(const Wproc *w)
 size_t wproc_counters(const Wproc *w)
 {
         return w->counters;
+}
+
+size_t wproc_target_counters(const Wproc *w)
+{
+        return w->target_counters;
 }
 
 bool wproc_leaks(const Wproc *w)

@@ -82,6 +82,9 @@ pid_t wproc_pid(const Wproc *w);
  * and --detect-leaks is on). */
 bool wproc_leaks(const Wproc *w);
 size_t wproc_counters(const Wproc *w);
+/* The target's own coverage counters: 0 when it was built without
+ * coverage instrumentation. */
+size_t wproc_target_counters(const Wproc *w);
 
 typedef struct WprocBatch {
         uint64_t batch_id;

@@ -110,6 +110,7 @@ typedef struct SfRunConfig {
         const char *junit_path;  /* --junit */
         const char *source_root; /* --source-root; NULL: the current directory */
         int display;            /* SF_DISPLAY_*: what the run shows while it runs */
+        bool require_coverage;  /* --require-coverage: a target without coverage is an error */
 } SfRunConfig;
 
 /* SfRunConfig.display (engine/screen.h). */

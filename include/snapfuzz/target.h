@@ -23,3 +23,14 @@ typedef size_t (*TargetCustomCrossOver)(const uint8_t *data1, size_t size1, cons
 
 /* LLVMFuzzerTestOneInput's return value that keeps an input out of the corpus. */
 #define TARGET_REJECT (-1)
+
+/* The instrumentation snapfuzz gives feedback for, as compiler flags for a
+ * harness (`snapfuzz cflags`, the no-coverage warning, the hint for a
+ * target that needs a callback snapfuzz does not define). clang's
+ * fuzzer-no-link turns on inline-8bit-counters, pc-table, trace-cmp,
+ * indirect-calls and stack-depth; gcc has trace-pc and trace-cmp only. */
+#define TARGET_CFLAGS_CLANG "-fsanitize=fuzzer-no-link"
+#define TARGET_CFLAGS_GCC "-fsanitize-coverage=trace-pc,trace-cmp"
+#define TARGET_COVERAGE_KINDS                                                                      \
+        "inline-8bit-counters, inline-bool-flag, trace-pc-guard, trace-pc, pc-table, trace-cmp, "  \
+        "indirect-calls, stack-depth"
