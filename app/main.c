@@ -482,6 +482,7 @@ static int run_option(RunArgs *a, int c)
         case RUN_OPT_NO_SCREEN:
                 if (a->cfg.display != SF_DISPLAY_QUIET)
                         a->cfg.display = SF_DISPLAY_LINES;
+                break;
         case RUN_OPT_REQUIRE_COVERAGE:
                 a->cfg.require_coverage = true;
                 break;

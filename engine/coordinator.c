@@ -142,8 +142,6 @@ typedef struct Coordinator {
         bool inited;           /* every seed has run (SF_EVENT_INITED was sent) */
         uint64_t corpus_bytes; /* the corpus entries' total size, for events */
         int64_t started_at;    /* wall clock, seconds since the epoch */
-        bool reproducible;  /* --reproducible: the same inputs every run */
-        int64_t started_at; /* wall clock, seconds since the epoch */
         /* OUT/quarantine.json, read at start: stored crashes it holds do
          * not stop the run or make it fail (quarantined counts them; held
          * has one entry per id, for one line each). */
@@ -353,6 +351,8 @@ static int write_ci_reports(Coordinator *c, bool start, bool final)
         if (r < 0 && final)
                 c->internal_error = true;
         return r;
+}
+
 /* OUT/quarantine.json, once the output directory is there. A list that
  * is not valid is refused before anything runs (-EINVAL after a line). */
 static int quarantine_open(Coordinator *c)
