@@ -274,8 +274,8 @@ static char *complete(const char *dest, const char *words)
 Test(install, the_bash_completion_completes_commands_options_and_values, .timeout = 60)
 {
         char *dest = install();
-        char *c = complete(dest, "re");
-        cr_expect_str_eq(c, "reproduce\n");
+        char *c = complete(dest, "rep");
+        cr_expect_str_eq(c, "reproduce report\n");
         free(c);
         c = complete(dest, "\"\"");
         cr_expect(strstr(c, "run") && strstr(c, "minimize") && strstr(c, "cflags"), "%s", c);

@@ -109,8 +109,8 @@ typedef struct SfRunConfig {
         const char *sarif_path;  /* --sarif */
         const char *junit_path;  /* --junit */
         const char *source_root; /* --source-root; NULL: the current directory */
-        int display;            /* SF_DISPLAY_*: what the run shows while it runs */
-        bool require_coverage;  /* --require-coverage: a target without coverage is an error */
+        int display;             /* SF_DISPLAY_*: what the run shows while it runs */
+        bool require_coverage;   /* --require-coverage: a target without coverage is an error */
 } SfRunConfig;
 
 /* SfRunConfig.display (engine/screen.h). */
