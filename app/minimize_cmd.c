@@ -21,6 +21,7 @@
 #include "core/elfcheck.h"
 #include "core/log.h"
 #include "core/msg.h"
+#include "engine/instrcheck.h"
 #include "worker/wproc.h"
 #include "recovery/classify.h"
 #include "recovery/minimize.h"
@@ -178,6 +179,7 @@ static int load_crash(const MinimizeCmd *cmd, Crashconf *conf, Classification *w
                 else
                         log_info("note: %s", conf->note);
         }
+        instrcheck_malloc_limit(conf->target, conf->malloc_limit_mb, conf->rss_limit_mb);
         *want = (Classification){.is_crash = true};
         snprintf(want->kind, sizeof(want->kind), "%s", conf->kind);
         snprintf(want->signature, sizeof(want->signature), "%s", conf->signature);

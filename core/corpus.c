@@ -356,6 +356,8 @@ static void note_gone(Corpus *c, size_t i)
 size_t corpus_take_superseded(Corpus *c, uint32_t *ids, size_t cap)
 {
         size_t n = c->n_gone < cap ? c->n_gone : cap;
+        if (n == 0)
+                return 0; /* c->gone may still be NULL */
         memcpy(ids, c->gone + (c->n_gone - n), n * sizeof(*ids));
         c->n_gone -= n;
         return n;

@@ -18,27 +18,27 @@
 
 #include "snapfuzz/banned.h"
 
-static void check_malloc_limit(const SfRunConfig *cfg)
+void instrcheck_malloc_limit(const char *target, unsigned malloc_limit_mb, unsigned rss_limit_mb)
 {
         SanitizerInfo s;
         char why[512], shim[PATH_MAX];
-        if (!cfg->malloc_limit_mb || sanitizer_detect(cfg->target_abs, &s, why, sizeof(why)) < 0 ||
-            !sanitizer_malloc_limit_missing(&s, cfg->malloc_limit_mb))
+        if (!malloc_limit_mb || sanitizer_detect(target, &s, why, sizeof(why)) < 0 ||
+            !sanitizer_malloc_limit_missing(&s, malloc_limit_mb))
                 return;
         (void)sanitizer_malloc_shim(shim, sizeof(shim));
-        if (cfg->rss_limit_mb)
+        if (rss_limit_mb)
                 log_warn("--malloc-limit-mb %u is not enforced: %s (meson install puts it "
                          "there); only --rss-limit-mb %u limits the target's memory",
-                         cfg->malloc_limit_mb, shim, cfg->rss_limit_mb);
+                         malloc_limit_mb, shim, rss_limit_mb);
         else
                 log_warn("--malloc-limit-mb %u is not enforced: %s (meson install puts it "
                          "there), and --rss-limit-mb is 0: nothing limits the target's memory",
-                         cfg->malloc_limit_mb, shim);
+                         malloc_limit_mb, shim);
 }
 
 int instrcheck_run(const SfRunConfig *cfg, size_t target_counters)
 {
-        check_malloc_limit(cfg);
+        instrcheck_malloc_limit(cfg->target_abs, cfg->malloc_limit_mb, cfg->rss_limit_mb);
         if (target_counters > 0)
                 return 0;
         if (cfg->require_coverage) {

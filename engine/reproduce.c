@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/instrcheck.h"
 #include "engine/reproduce.h"
 #include "worker/proto.h"
 #include "core/fsutil.h"
@@ -374,6 +375,7 @@ int reproduce_run(const ReproduceConfig *cfg)
                 return r == -ENOMEM ? r : -EBADMSG;
         }
         print_sandbox_note(&conf);
+        instrcheck_malloc_limit(conf.target, conf.malloc_limit_mb, conf.rss_limit_mb);
         code = replay_stored(cfg, &conf, false, &result);
         if (code == 0) {
                 print_header(cfg, &conf);

@@ -31,6 +31,9 @@ SANCOV_NOOP_EXPORT void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cas
 SANCOV_NOOP_EXPORT void __sanitizer_cov_trace_div4(uint32_t val);
 SANCOV_NOOP_EXPORT void __sanitizer_cov_trace_div8(uint64_t val);
 SANCOV_NOOP_EXPORT void __sanitizer_cov_trace_gep(uintptr_t idx);
+/* gcc's trace-cmp only: floating-point comparisons. */
+SANCOV_NOOP_EXPORT void __sanitizer_cov_trace_cmpf(float arg1, float arg2);
+SANCOV_NOOP_EXPORT void __sanitizer_cov_trace_cmpd(double arg1, double arg2);
 
 /* What a custom mutator calls; plainrun never mutates, so it is never
  * called, but a target that references it must load. */
@@ -120,5 +123,13 @@ void __sanitizer_cov_trace_div8(uint64_t val)
 }
 
 void __sanitizer_cov_trace_gep(uintptr_t idx)
+{
+}
+
+void __sanitizer_cov_trace_cmpf(float arg1, float arg2)
+{
+}
+
+void __sanitizer_cov_trace_cmpd(double arg1, double arg2)
 {
 }

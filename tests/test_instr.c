@@ -8,9 +8,11 @@
  * with one line naming the flags it supports.
  */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "tests/sfrun.h"
 
@@ -45,6 +47,9 @@ static void expect_found(const char *target, const char *secs)
         cr_assert(in && len >= 4 && memcmp(in, "GCC!", 4) == 0,
                   "%s: the stored input starts with GCC!", target);
         free(in);
+        /* And it crashes the target outside snapfuzz too. */
+        int st = sf_plainrun(sf_target(target), input, 30);
+        cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "%s: plainrun status %d", target, st);
         free(kind);
         free(id);
         sf_run_free(&r);
