@@ -58,6 +58,9 @@
 /* How long sync_finish waits for the thread's last writes. */
 #define SYNC_STOP_MS 5000
 #define SYNC_MAX_PEERS 4096
+/* Longer instance names are skipped: .synced/NAME's temporary name must
+ * fit NAME_MAX. */
+#define SYNC_PEER_NAME_MAX 200
 #define SYNC_NONE UINT32_MAX
 #define SYNC_TMP_DIR ".sf-tmp"
 /* An instance's name, escaped (at most 256 bytes of it are shown). */
@@ -140,7 +143,7 @@ struct Sync {
         ino_t queue_ino;
         int lock_fd;
         int problem[SYNC_PROB_COUNT];
-        bool too_many_peers, held_full;
+        bool too_many_peers, held_full, long_name_said;
         int64_t next_scan_ms, retry_ms;
 
         /* The coordinator's. */
@@ -973,6 +976,14 @@ static bool scan(Sync *s)
                 struct stat st;
                 if (e->d_name[0] == '.' || strcmp(e->d_name, s->name) == 0)
                         continue;
+                if (strlen(e->d_name) > SYNC_PEER_NAME_MAX) {
+                        if (!s->long_name_said)
+                                log_warn("the sync directory %s has entries with names longer "
+                                         "than %d bytes; they are not read",
+                                         s->dir, SYNC_PEER_NAME_MAX);
+                        s->long_name_said = true;
+                        continue;
+                }
                 if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
                 if (!S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode))
