@@ -440,8 +440,8 @@ static void own_lock(Sync *s)
         close(ofd);
         if (r == -EBUSY) {
                 s->name_taken = true;
-                log_error("another instance named %s (pid %ld) uses the sync directory %s: "
-                          "nothing is exported; give each instance its own --name",
+                log_error("another instance named %s (pid %ld) uses the sync directory %s; "
+                          "give each instance its own --name",
                           s->name, (long)holder, s->dir);
         } else if ((r == -ENOLCK || r == -EOPNOTSUPP || r == -EINVAL) && !s->lock_warned) {
                 /* A filesystem without locks. Other failures (read-only,
