@@ -58,6 +58,9 @@
 /* How long sync_finish waits for the thread's last writes. */
 #define SYNC_STOP_MS 5000
 #define SYNC_MAX_PEERS 4096
+/* Longer instance names are skipped: .synced/NAME's temporary name must
+ * fit NAME_MAX. */
+#define SYNC_PEER_NAME_MAX 200
 #define SYNC_NONE UINT32_MAX
 #define SYNC_TMP_DIR ".sf-tmp"
 /* An instance's name, escaped (at most 256 bytes of it are shown). */
@@ -102,6 +105,12 @@ typedef struct Peer {
         off_t wait_size;
         struct timespec wait_mtime;
         int64_t wait_seen_ms;
+        /* The queue directory as it was when all of it was read: while it
+         * is unchanged, it is not listed again (queue_unchanged). */
+        bool listed;
+        dev_t q_dev;
+        ino_t q_ino;
+        struct timespec q_mtime;
 } Peer;
 
 typedef struct HashSet {
@@ -134,7 +143,7 @@ struct Sync {
         ino_t queue_ino;
         int lock_fd;
         int problem[SYNC_PROB_COUNT];
-        bool too_many_peers, held_full;
+        bool too_many_peers, held_full, long_name_said;
         int64_t next_scan_ms, retry_ms;
 
         /* The coordinator's. */
@@ -145,6 +154,7 @@ struct Sync {
         /* Figures (atomic). */
         uint64_t n_scans, n_read, n_kept, n_dups, n_skipped, n_exported, n_dropped, n_resumed;
         uint64_t n_ran, scan_us; /* scan_us: time spent in scans */
+        uint64_t n_unchanged;    /* peer queues not listed: unchanged */
 };
 
 /* --- small pieces --- */
@@ -430,8 +440,8 @@ static void own_lock(Sync *s)
         close(ofd);
         if (r == -EBUSY) {
                 s->name_taken = true;
-                log_error("another instance named %s (pid %ld) uses the sync directory %s: "
-                          "nothing is exported; give each instance its own --name",
+                log_error("another instance named %s (pid %ld) uses the sync directory %s; "
+                          "give each instance its own --name",
                           s->name, (long)holder, s->dir);
         } else if ((r == -ENOLCK || r == -EOPNOTSUPP || r == -EINVAL) && !s->lock_warned) {
                 /* A filesystem without locks. Other failures (read-only,
@@ -866,6 +876,28 @@ static bool inbox_full(Sync *s)
         return full;
 }
 
+/*
+ * Whether @p's queue directory is as it was when all of it was read: the
+ * same directory, the same modification time (adding or renaming a file
+ * changes it), and that time older than SYNC_SETTLE_MS, so that a file
+ * added within the same tick of a coarse clock (some network filesystems
+ * keep seconds) is not missed. Saves listing the queues that did not
+ * change: with hundreds of peers, most of them (docs/scaling.md).
+ */
+static bool queue_unchanged(Peer *p, int qfd, struct stat *st)
+{
+        if (fstat(qfd, st) < 0)
+                return false;
+        if (!p->listed || st->st_dev != p->q_dev || st->st_ino != p->q_ino ||
+            st->st_mtim.tv_sec != p->q_mtime.tv_sec || st->st_mtim.tv_nsec != p->q_mtime.tv_nsec)
+                return false;
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        int64_t age_ms = (int64_t)(now.tv_sec - st->st_mtim.tv_sec) * 1000 +
+                         (now.tv_nsec - st->st_mtim.tv_nsec) / 1000000;
+        return age_ms >= SYNC_SETTLE_MS;
+}
+
 /* Reads @p's new queue files. Returns whether the scan should come back
  * soon (a file still changing, a full inbox). */
 static bool scan_peer(Sync *s, int dfd, Peer *p)
@@ -885,6 +917,13 @@ static bool scan_peer(Sync *s, int dfd, Peer *p)
                 return false;
         if (!p->loaded)
                 progress_load(s, p);
+        struct stat qst;
+        if (queue_unchanged(p, qfd, &qst)) {
+                stat_add(&s->n_unchanged, 1);
+                close(qfd);
+                return false;
+        }
+        p->listed = false;
         QueueEnt *v = NULL;
         int64_t max;
         ssize_t n = queue_list(qfd, p->read_next, &v, &max);
@@ -905,6 +944,12 @@ static bool scan_peer(Sync *s, int dfd, Peer *p)
                         break;
                 }
                 p->read_next = v[i].id + 1;
+        }
+        if (!soon && n >= 0) {
+                p->listed = true;
+                p->q_dev = qst.st_dev;
+                p->q_ino = qst.st_ino;
+                p->q_mtime = qst.st_mtim;
         }
         free(v);
         close(qfd);
@@ -931,6 +976,14 @@ static bool scan(Sync *s)
                 struct stat st;
                 if (e->d_name[0] == '.' || strcmp(e->d_name, s->name) == 0)
                         continue;
+                if (strlen(e->d_name) > SYNC_PEER_NAME_MAX) {
+                        if (!s->long_name_said)
+                                log_warn("the sync directory %s has entries with names longer "
+                                         "than %d bytes; they are not read",
+                                         s->dir, SYNC_PEER_NAME_MAX);
+                        s->long_name_said = true;
+                        continue;
+                }
                 if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
                 if (!S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode))
@@ -1274,6 +1327,7 @@ void sync_add_stats(Sync *s, cJSON *j)
         cJSON_AddNumberToObject(j, "sync_scans", (double)stat_get(&s->n_scans));
         /* Wall time the scans took, in all (docs/scaling.md). */
         cJSON_AddNumberToObject(j, "sync_scan_ms", (double)stat_get(&s->scan_us) / 1000.0);
+        cJSON_AddNumberToObject(j, "sync_listings_skipped", (double)stat_get(&s->n_unchanged));
         /* Files of peers' queues read and handed to the workers, those of
          * them that added coverage, and those not run because the same
          * bytes were here already. */

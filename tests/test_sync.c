@@ -460,8 +460,9 @@ Test(sync, vanished_sync_dir_is_said_once_and_retried, .timeout = 120)
         while (!dir_has_key(q, KEY_A, NULL) && now_s() - t0 < 30)
                 usleep(50000);
         cr_assert(dir_has_key(q, KEY_A, NULL), "A exported its seed");
-        /* Renamed away at once, then removed: as a mount that went away. */
-        snprintf(cmd, sizeof(cmd), "mv '%s' '%s.gone' && rm -rf '%s.gone'", sd, sd, sd);
+        /* Renamed away at once, as a mount that went away (removing it
+         * could race with a write the instance has under way in it). */
+        snprintf(cmd, sizeof(cmd), "mv '%s' '%s.gone'", sd, sd);
         cr_assert_eq(system(cmd), 0);
         sleep(4);
         peer_file(sd, "P", 0, "Zq4$Rt7&x");
@@ -587,6 +588,13 @@ Test(sync, hostile_peer_is_contained, .timeout = 120)
         mkdirs(path);
         snprintf(path, sizeof(path), "%s/E\x1b]0;pwned\x07vil/queue/id:000000,x", sd);
         cr_assert_eq(symlink(secret, path), 0);
+        /* A name too long for .synced/NAME's temporary name. */
+        char longname[251];
+        memset(longname, 'x', 250);
+        longname[250] = 0;
+        snprintf(path, sizeof(path), "%s/%s", sd, longname);
+        mkdirs(path);
+        peer_file(sd, longname, 0, "Hv8@Wj3%long");
         /* The progress of P, damaged: read from the start. */
         snprintf(path, sizeof(path), "%s/A/.synced", sd);
         mkdirs(path);
@@ -603,6 +611,8 @@ Test(sync, hostile_peer_is_contained, .timeout = 120)
         cr_expect_null(strchr(r.err, '\x07'), "%s", r.err);
         cr_expect(strstr(r.err, "E\\x1b]0;pwned\\x07vil"), "the name is shown escaped:\n%s", r.err);
         cr_expect_eq(count_of(r.err, "damaged"), 1, "%s", r.err);
+        cr_expect_eq(count_of(r.err, "longer than 200 bytes"), 1, "%s", r.err);
+        cr_expect_null(strstr(r.err, "cannot write"), "%s", r.err);
         cr_expect_eq(count_of(r.err, "longer than --max-len"), 1, "%s", r.err);
         cr_expect_eq(count_of(r.err, "instance evil is a symbolic link"), 1, "%s", r.err);
         cr_expect_eq(count_of(r.err, "instance Q's queue is a symbolic link"), 1, "%s", r.err);
