@@ -334,7 +334,7 @@ static bool is_plain(const char *s)
 /* Normalizes a path lexically in place: no empty or "." components, and
  * ".." removes the component before it ("/.." is "/"; a relative path
  * keeps the ".." it cannot remove). */
-static void path_normalize(char *p)
+void crashreport_path_normalize(char *p)
 {
         bool abs = p[0] == '/';
         char *out = p + abs; /* the normalized path so far ends here */
@@ -349,15 +349,14 @@ static void path_normalize(char *p)
                 /* Read before writing: out may be in. */
                 size_t next = n + (in[n] == '/');
                 bool dotdot = n == 2 && in[0] == '.' && in[1] == '.';
-                if (n == 0 || (n == 1 && in[0] == '.')) {
-                        /* dropped */
-                } else if (dotdot && out > p + abs + lead) {
+                /* Empty and "." components go, and so does ".." at the root
+                 * ("/.." is "/"). */
+                bool drop = n == 0 || (n == 1 && in[0] == '.') || (dotdot && abs);
+                if (dotdot && out > p + abs + lead) {
                         out--; /* before the '/' that ends the last component */
                         while (out > p + abs + lead && out[-1] != '/')
                                 out--;
-                } else if (dotdot && abs) {
-                        /* "/.." is "/" */
-                } else {
+                } else if (!drop) {
                         memmove(out, in, n);
                         out += n;
                         *out++ = '/';
@@ -417,7 +416,7 @@ static bool frame_load(const cJSON *j, const char *root, CrashFrame *f)
                 f->file = strdup(file);
                 if (!f->file)
                         goto fail;
-                path_normalize(f->file);
+                crashreport_path_normalize(f->file);
                 if (!f->file[0]) {
                         free(f->file);
                         f->file = NULL;
