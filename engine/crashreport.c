@@ -620,6 +620,11 @@ static int entry_load(CrashReport *r, int crashes_fd, const char *id, CrashEntry
                 return -EBADMSG;
         }
         snprintf(path, sizeof(path), "%s/crash.json", id);
+        /* Opening a FIFO would wait for a writer for ever. */
+        if (fstatat(crashes_fd, path, &st, 0) < 0 || !S_ISREG(st.st_mode)) {
+                snprintf(err, cap, "its crash.json is missing or not a regular file");
+                return -EBADMSG;
+        }
         int ret = fs_read_file(crashes_fd, path, CRASHREPORT_MAX_JSON, &text, &len);
         if (ret == -ENOMEM)
                 return ret;

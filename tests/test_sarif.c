@@ -474,6 +474,17 @@ Test(sarif, hostile_crash_json_files_are_skipped_or_made_harmless)
         /* A good crash.json without its input is not a crash either. */
         const char *ok = "{\"kind\":\"abort\",\"target\":\"t\",\"signature\":\"abort|t\"}";
         put_crash(out, "noinput", ok, strlen(ok), -1);
+        /* A FIFO for crash.json (opening it would wait for ever), and a
+         * device. */
+        char fifo[700];
+        put_crash(out, "fifo", "", 0, 1);
+        snprintf(fifo, sizeof(fifo), "%s/crashes/fifo/crash.json", out);
+        cr_assert_eq(unlink(fifo), 0);
+        cr_assert_eq(mkfifo(fifo, 0644), 0);
+        put_crash(out, "device", "", 0, 1);
+        snprintf(fifo, sizeof(fifo), "%s/crashes/device/crash.json", out);
+        cr_assert_eq(unlink(fifo), 0);
+        cr_assert_eq(symlink("/dev/zero", fifo), 0);
         /* Readable, but every field as nasty as it can be. */
         static const char nasty[] =
             "{\"kind\":\"asan\",\"target\":\"/t\\u0007.so\",\"signature\":\"asan|SEGV|\\u001b]0;x"
@@ -492,11 +503,11 @@ Test(sarif, hostile_crash_json_files_are_skipped_or_made_harmless)
         SfRun r;
         report(out, sarif, junit, NULL, &r);
         cr_assert_eq(r.exit_code, 0, "%s", r.err);
-        cr_expect(strstr(r.out, "2 crashes reported (9 unreadable, skipped)"), "%s", r.out);
+        cr_expect(strstr(r.out, "2 crashes reported (11 unreadable, skipped)"), "%s", r.out);
         int lines = 0;
         for (const char *p = r.err; (p = strstr(p, "snapfuzz: warning: skipped crash ")); p++)
                 lines++;
-        cr_expect_eq(lines, (int)n_bad + 1, "one line per skipped crash:\n%s", r.err);
+        cr_expect_eq(lines, (int)n_bad + 3, "one line per skipped crash:\n%s", r.err);
         cr_expect(!strchr(r.err, '\x1b'), "no escape reaches the terminal:\n%s", r.err);
         sf_run_free(&r);
 
