@@ -713,11 +713,22 @@ Test(sarif, a_killed_run_leaves_a_valid_report_of_what_it_found, .timeout = 300)
         char out[512], sarif[600];
         snprintf(out, sizeof(out), "%s/out", dir);
         snprintf(sarif, sizeof(sarif), "%s/r.sarif", dir);
-        const char *args[] = {"run", sf_target("deaths_segv"), "--out",   out,   "--workers",
-                              "1",   "--keep-going",           "--sarif", sarif, NULL};
+        const char *args[] = {"run",
+                              sf_target("deaths_segv"),
+                              "--out",
+                              out,
+                              "--workers",
+                              "1",
+                              "--keep-going",
+                              "--sarif",
+                              sarif,
+                              "--status-every",
+                              "1",
+                              NULL};
         pid_t pid = sf_start(dir, args);
         int results = 0;
-        for (int i = 0; i < 1200 && results == 0; i++) {
+        bool minimized = false;
+        for (int i = 0; i < 1200 && !minimized; i++) {
                 usleep(100 * 1000);
                 size_t len;
                 uint8_t *text = sf_read(sarif, &len);
@@ -725,10 +736,16 @@ Test(sarif, a_killed_run_leaves_a_valid_report_of_what_it_found, .timeout = 300)
                 cr_assert(!text || log, "the report is never half written");
                 const cJSON *run = cJSON_GetArrayItem(cJSON_GetObjectItem(log, "runs"), 0);
                 results = cJSON_GetArraySize(cJSON_GetObjectItem(run, "results"));
+                /* The minimized input, which comes after the crash is
+                 * stored, reaches the report with a later status line. */
+                const cJSON *props = cJSON_GetObjectItem(
+                    cJSON_GetArrayItem(cJSON_GetObjectItem(run, "results"), 0), "properties");
+                minimized = cJSON_GetObjectItem(props, "minimizedInput") != NULL;
                 cJSON_Delete(log);
                 free(text);
         }
         cr_assert_eq(results, 1, "the crash reached the report while the run went on");
+        cr_assert(minimized, "and so did its minimized input");
         kill(pid, SIGKILL);
         sf_wait(pid, 30);
         expect_valid_sarif(sarif);
