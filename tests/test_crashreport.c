@@ -4,11 +4,17 @@
  * shell quoting of the reproduce command, and URI escaping for SARIF.
  */
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
 
 #include "engine/crashreport.h"
+#include "engine/junit.h"
 #include "engine/sarif.h"
 
 static const char *rule(const char *kind, const char *sig, const char *msg)
@@ -132,4 +138,98 @@ Test(crashreport, uris_are_percent_encoded)
         u = sarif_uri_escape("src/\xc3\xa9t\xc3\xa9.c");
         cr_expect_str_eq(u, "src/%C3%A9t%C3%A9.c");
         free(u);
+}
+
+/* Whether @s (@n bytes) is valid UTF-8 without control characters other
+ * than newline and tab. */
+static bool clean_utf8(const char *s, size_t n)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        for (size_t i = 0; i < n;) {
+                unsigned c = p[i];
+                size_t len = c < 0x80             ? 1
+                             : (c & 0xe0) == 0xc0 ? 2
+                             : (c & 0xf0) == 0xe0 ? 3
+                             : (c & 0xf8) == 0xf0 ? 4
+                                                  : 0;
+                if (len == 0 || i + len > n || (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+                        return false;
+                for (size_t k = 1; k < len; k++)
+                        if ((p[i + k] & 0xc0) != 0x80)
+                                return false;
+                i += len;
+        }
+        return true;
+}
+
+static const char fuzz_base[] =
+    "{\"kind\":\"asan\",\"message\":\"AddressSanitizer: SEGV on unknown address 0x10\","
+    "\"signature\":\"asan|SEGV|t.so!f:3\",\"target\":\"/t.so\",\"input_len\":1,\"count\":2,"
+    "\"reproduction\":{\"class\":\"history\",\"history_len\":4},"
+    "\"stack\":{\"frames\":[{\"module\":\"libc.so.6\",\"offset\":\"0x1\"},"
+    "{\"module\":\"t.so\",\"function\":\"f\",\"file\":\"/src/a/../b.c\",\"line\":3},"
+    "{\"module\":\"t.so\",\"function\":\"g\",\"file\":\"b.c\",\"line\":9}]}}";
+
+/* Random damage to a valid crash.json, many times over: loading never
+ * fails but by skipping, and both reports stay valid UTF-8 without
+ * control characters, the SARIF valid JSON. (Under AddressSanitizer in CI:
+ * scripts/check-sanitizers.sh runs the unit tests.) Replay a failure with
+ * SF_CRASHREPORT_SEED. */
+Test(crashreport, damaged_crash_json_never_breaks_the_reports, .timeout = 120)
+{
+        const char *env = getenv("SF_CRASHREPORT_SEED");
+        unsigned seed = env ? (unsigned)strtoul(env, NULL, 0) : (unsigned)time(NULL);
+        printf("crashreport fuzz seed %u (SF_CRASHREPORT_SEED to replay)\n", seed);
+        fflush(stdout);
+        srand(seed);
+        char dir[] = "/tmp/snapfuzz-crashreport-XXXXXX";
+        cr_assert_not_null(mkdtemp(dir));
+        char path[256];
+        snprintf(path, sizeof(path), "%s/crashes", dir);
+        cr_assert_eq(mkdir(path, 0755), 0);
+        snprintf(path, sizeof(path), "%s/crashes/aa", dir);
+        cr_assert_eq(mkdir(path, 0755), 0);
+        snprintf(path, sizeof(path), "%s/crashes/aa/input", dir);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputc('x', f);
+        fclose(f);
+        static const char pool[] = "{}[]\",:\\u0123456789abcdefnulltrue-.e+/\x1b\x80\xff\xc3\x00";
+        size_t loaded = 0;
+        for (int it = 0; it < 2000; it++) {
+                char text[sizeof(fuzz_base) + 64];
+                size_t n = sizeof(fuzz_base) - 1;
+                memcpy(text, fuzz_base, n);
+                for (int k = 1 + rand() % 4; k > 0; k--) {
+                        size_t at = (size_t)rand() % n;
+                        text[at] = rand() % 2 ? pool[rand() % (int)(sizeof(pool) - 1)]
+                                              : (char)(rand() % 256);
+                }
+                snprintf(path, sizeof(path), "%s/crashes/aa/crash.json", dir);
+                f = fopen(path, "w");
+                cr_assert_not_null(f);
+                fwrite(text, 1, n, f);
+                fclose(f);
+                CrashReport *r;
+                cr_assert_eq(crashreport_load(dir, "/", true, &r), 0, "seed %u it %d", seed, it);
+                cr_assert_eq(r->n + r->skipped, 1, "seed %u it %d", seed, it);
+                loaded += r->n;
+                char *out;
+                size_t len;
+                cr_assert_eq(sarif_format(r, &out, &len), 0);
+                cr_assert(clean_utf8(out, len), "seed %u it %d: SARIF:\n%s", seed, it, out);
+                cJSON *j = cJSON_ParseWithLength(out, len);
+                cr_assert_not_null(j, "seed %u it %d: SARIF is JSON", seed, it);
+                cJSON_Delete(j);
+                free(out);
+                cr_assert_eq(junit_format(r, &out, &len), 0);
+                cr_assert(clean_utf8(out, len), "seed %u it %d: JUnit:\n%s", seed, it, out);
+                free(out);
+                crashreport_free(r);
+        }
+        /* Most damage leaves a loadable record: the formatters saw many. */
+        cr_expect_gt(loaded, 100, "seed %u", seed);
+        char cmd[300];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        cr_expect_eq(system(cmd), 0);
 }
