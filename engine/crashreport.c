@@ -322,8 +322,8 @@ static char *safe_dup(const char *s)
         return strdup(termsafe_str(buf, sizeof(buf), s, TERMSAFE_MAX));
 }
 
-/* @s when termsafe leaves it as it is (a path or token with nothing to
- * escape, at most TERMSAFE_MAX bytes), else NULL. */
+/* Whether termsafe leaves @s as it is (a path or token with nothing to
+ * escape, at most TERMSAFE_MAX bytes). */
 static bool is_plain(const char *s)
 {
         char buf[TERMSAFE_BUF];
