@@ -84,6 +84,9 @@ typedef struct Slot {
  * already queued for recovery is counted, not recovered again. */
 #define COORD_BACKLOG 8
 #define COORD_DEATH_KEYS 4096
+/* How long after a crash is stored (beyond its minimization budget) the
+ * --sarif/--junit reports are rewritten with each status line. */
+#define COORD_CI_REFRESH_MS 10000
 
 typedef struct Coordinator {
         SfRunConfig *cfg;
@@ -130,7 +133,10 @@ typedef struct Coordinator {
         uint64_t leak_suspects, leak_dismissed;
         unsigned leak_pending; /* suspects queued or with the helper */
         bool stopping, interrupted, internal_error;
-        bool fresh_runners;      /* a crash did not reproduce from its batch: no more reuse */
+        bool fresh_runners; /* a crash did not reproduce from its batch: no more reuse */
+        /* --sarif/--junit: rewritten at each status line until then (a
+         * crash seen again, a minimization that ends after the store). */
+        int64_t ci_refresh_until_ms;
         SandboxLog *sandbox_log; /* the workers' "sandbox" events */
         int outdir_fd;
         int lock_fd; /* OUT/.lock, held for the whole run (fs_lock_dir) */
@@ -445,6 +451,8 @@ static void helper_event(Coordinator *c, cJSON *m)
                  * history. A kill from outside depends on nothing. */
                 if (is_new)
                         (void)write_ci_reports(c, false, false);
+                c->ci_refresh_until_ms =
+                    clock_now_ms() + (int64_t)c->cfg->minimize_ms + COORD_CI_REFRESH_MS;
                 if (!msg_bool(m, "reproduced", 0) && c->cfg->runner_lifetime_ms > 0 &&
                     !c->fresh_runners && strcmp(msg_str(m, "kind", ""), "killed") != 0) {
                         c->fresh_runners = true;
@@ -1601,6 +1609,8 @@ static void report(Coordinator *c)
         (void)write_stats(c, "running");
         if (c->plot)
                 (void)plotdata_append(c->plot, &f, c->unique);
+        if (now <= c->ci_refresh_until_ms)
+                (void)write_ci_reports(c, false, false);
         save_autodict(c);
 }
 

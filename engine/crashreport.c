@@ -322,8 +322,8 @@ static char *safe_dup(const char *s)
         return strdup(termsafe_str(buf, sizeof(buf), s, TERMSAFE_MAX));
 }
 
-/* @s when termsafe leaves it as it is (a path or token with nothing to
- * escape, at most TERMSAFE_MAX bytes), else NULL. */
+/* Whether termsafe leaves @s as it is (a path or token with nothing to
+ * escape, at most TERMSAFE_MAX bytes). */
 static bool is_plain(const char *s)
 {
         char buf[TERMSAFE_BUF];
@@ -334,7 +334,7 @@ static bool is_plain(const char *s)
 /* Normalizes a path lexically in place: no empty or "." components, and
  * ".." removes the component before it ("/.." is "/"; a relative path
  * keeps the ".." it cannot remove). */
-static void path_normalize(char *p)
+void crashreport_path_normalize(char *p)
 {
         bool abs = p[0] == '/';
         char *out = p + abs; /* the normalized path so far ends here */
@@ -349,15 +349,14 @@ static void path_normalize(char *p)
                 /* Read before writing: out may be in. */
                 size_t next = n + (in[n] == '/');
                 bool dotdot = n == 2 && in[0] == '.' && in[1] == '.';
-                if (n == 0 || (n == 1 && in[0] == '.')) {
-                        /* dropped */
-                } else if (dotdot && out > p + abs + lead) {
+                /* Empty and "." components go, and so does ".." at the root
+                 * ("/.." is "/"). */
+                bool drop = n == 0 || (n == 1 && in[0] == '.') || (dotdot && abs);
+                if (dotdot && out > p + abs + lead) {
                         out--; /* before the '/' that ends the last component */
                         while (out > p + abs + lead && out[-1] != '/')
                                 out--;
-                } else if (dotdot && abs) {
-                        /* "/.." is "/" */
-                } else {
+                } else if (!drop) {
                         memmove(out, in, n);
                         out += n;
                         *out++ = '/';
@@ -417,7 +416,7 @@ static bool frame_load(const cJSON *j, const char *root, CrashFrame *f)
                 f->file = strdup(file);
                 if (!f->file)
                         goto fail;
-                path_normalize(f->file);
+                crashreport_path_normalize(f->file);
                 if (!f->file[0]) {
                         free(f->file);
                         f->file = NULL;
@@ -621,6 +620,11 @@ static int entry_load(CrashReport *r, int crashes_fd, const char *id, CrashEntry
                 return -EBADMSG;
         }
         snprintf(path, sizeof(path), "%s/crash.json", id);
+        /* Opening a FIFO would wait for a writer for ever. */
+        if (fstatat(crashes_fd, path, &st, 0) < 0 || !S_ISREG(st.st_mode)) {
+                snprintf(err, cap, "its crash.json is missing or not a regular file");
+                return -EBADMSG;
+        }
         int ret = fs_read_file(crashes_fd, path, CRASHREPORT_MAX_JSON, &text, &len);
         if (ret == -ENOMEM)
                 return ret;

@@ -93,6 +93,11 @@ const CrashFrame *crashreport_where(const CrashEntry *e);
  * without ":line" when the line is unknown) into @buf; "" without a file. */
 void crashreport_frame_place(const CrashFrame *f, char *buf, size_t cap);
 
+/* Normalizes path @p lexically, in place: no empty or "." components, and
+ * ".." removes the component before it ("/.." is "/"; a relative path
+ * keeps the leading ".." it cannot remove). */
+void crashreport_path_normalize(char *p);
+
 /* "@s" quoted for a POSIX shell when it needs to be, into a malloc'd
  * string (NULL on ENOMEM). */
 char *crashreport_shell_quote(const char *s);

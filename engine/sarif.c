@@ -359,7 +359,7 @@ int sarif_format(const CrashReport *r, char **ret, size_t *ret_len)
 {
         Sb b = {0};
         cJSON *log = sb_check(&b, cJSON_CreateObject());
-        const CrashRule **used = calloc(r->n + 1, sizeof(*used));
+        const CrashRule **used = calloc(r->n + 1, sizeof(const CrashRule *));
         size_t n_used = 0;
         if (!used)
                 b.oom = true;

@@ -474,6 +474,17 @@ Test(sarif, hostile_crash_json_files_are_skipped_or_made_harmless)
         /* A good crash.json without its input is not a crash either. */
         const char *ok = "{\"kind\":\"abort\",\"target\":\"t\",\"signature\":\"abort|t\"}";
         put_crash(out, "noinput", ok, strlen(ok), -1);
+        /* A FIFO for crash.json (opening it would wait for ever), and a
+         * device. */
+        char fifo[700];
+        put_crash(out, "fifo", "", 0, 1);
+        snprintf(fifo, sizeof(fifo), "%s/crashes/fifo/crash.json", out);
+        cr_assert_eq(unlink(fifo), 0);
+        cr_assert_eq(mkfifo(fifo, 0644), 0);
+        put_crash(out, "device", "", 0, 1);
+        snprintf(fifo, sizeof(fifo), "%s/crashes/device/crash.json", out);
+        cr_assert_eq(unlink(fifo), 0);
+        cr_assert_eq(symlink("/dev/zero", fifo), 0);
         /* Readable, but every field as nasty as it can be. */
         static const char nasty[] =
             "{\"kind\":\"asan\",\"target\":\"/t\\u0007.so\",\"signature\":\"asan|SEGV|\\u001b]0;x"
@@ -492,11 +503,11 @@ Test(sarif, hostile_crash_json_files_are_skipped_or_made_harmless)
         SfRun r;
         report(out, sarif, junit, NULL, &r);
         cr_assert_eq(r.exit_code, 0, "%s", r.err);
-        cr_expect(strstr(r.out, "2 crashes reported (9 unreadable, skipped)"), "%s", r.out);
+        cr_expect(strstr(r.out, "2 crashes reported (11 unreadable, skipped)"), "%s", r.out);
         int lines = 0;
         for (const char *p = r.err; (p = strstr(p, "snapfuzz: warning: skipped crash ")); p++)
                 lines++;
-        cr_expect_eq(lines, (int)n_bad + 1, "one line per skipped crash:\n%s", r.err);
+        cr_expect_eq(lines, (int)n_bad + 3, "one line per skipped crash:\n%s", r.err);
         cr_expect(!strchr(r.err, '\x1b'), "no escape reaches the terminal:\n%s", r.err);
         sf_run_free(&r);
 
@@ -702,11 +713,22 @@ Test(sarif, a_killed_run_leaves_a_valid_report_of_what_it_found, .timeout = 300)
         char out[512], sarif[600];
         snprintf(out, sizeof(out), "%s/out", dir);
         snprintf(sarif, sizeof(sarif), "%s/r.sarif", dir);
-        const char *args[] = {"run", sf_target("deaths_segv"), "--out",   out,   "--workers",
-                              "1",   "--keep-going",           "--sarif", sarif, NULL};
+        const char *args[] = {"run",
+                              sf_target("deaths_segv"),
+                              "--out",
+                              out,
+                              "--workers",
+                              "1",
+                              "--keep-going",
+                              "--sarif",
+                              sarif,
+                              "--status-every",
+                              "1",
+                              NULL};
         pid_t pid = sf_start(dir, args);
         int results = 0;
-        for (int i = 0; i < 1200 && results == 0; i++) {
+        bool minimized = false;
+        for (int i = 0; i < 1200 && !minimized; i++) {
                 usleep(100 * 1000);
                 size_t len;
                 uint8_t *text = sf_read(sarif, &len);
@@ -714,10 +736,16 @@ Test(sarif, a_killed_run_leaves_a_valid_report_of_what_it_found, .timeout = 300)
                 cr_assert(!text || log, "the report is never half written");
                 const cJSON *run = cJSON_GetArrayItem(cJSON_GetObjectItem(log, "runs"), 0);
                 results = cJSON_GetArraySize(cJSON_GetObjectItem(run, "results"));
+                /* The minimized input, which comes after the crash is
+                 * stored, reaches the report with a later status line. */
+                const cJSON *props = cJSON_GetObjectItem(
+                    cJSON_GetArrayItem(cJSON_GetObjectItem(run, "results"), 0), "properties");
+                minimized = cJSON_GetObjectItem(props, "minimizedInput") != NULL;
                 cJSON_Delete(log);
                 free(text);
         }
         cr_assert_eq(results, 1, "the crash reached the report while the run went on");
+        cr_assert(minimized, "and so did its minimized input");
         kill(pid, SIGKILL);
         sf_wait(pid, 30);
         expect_valid_sarif(sarif);
