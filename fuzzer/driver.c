@@ -24,9 +24,11 @@
  * - The target's output is shown ("pass"), as a libFuzzer binary shows it,
  *   so a sanitizer's report reaches the log that tools parse.
  * - In the coordinator of a sanitizer build, the engine's own memory is
- *   not the target's: LeakSanitizer is told to ignore this thread's
- *   allocations (__lsan_disable, weak), and the process ends with _exit
- *   after flushing, so no leak check at exit reports the engine's state.
+ *   not the target's: LeakSanitizer is told to ignore the allocations of
+ *   the coordinator's thread (__lsan_disable, weak: absent without a
+ *   sanitizer), so its check at exit reports nothing of the engine's (the
+ *   engine frees the rest before engine_run returns). A single-input run
+ *   keeps LeakSanitizer on: the target's leaks are its findings there.
  *   ASAN_OPTIONS from the environment reach the workers unchanged (the
  *   options the sandbox needs are appended, core/sanitizer.h).
  */
@@ -284,6 +286,8 @@ static int driver_fuzz(Driver *d, const char *argv0)
             .exact_artifact_path = f->exact_artifact_path,
             .print_final_stats = f->print_final_stats > 0,
             .verbosity = (int)f->verbosity,
+            .timeout_s = f->timeout,
+            .rss_limit_mb = f->rss_limit_mb,
         };
         if (f->verbosity)
                 driver_banner(d);

@@ -134,16 +134,19 @@ static void print_unit(const uint8_t *data, size_t len)
 /* libFuzzer's own report lines for what no sanitizer reported (the
  * sanitizer's report, when there is one, is in the target's output that
  * went by just before). */
-static void print_crash_lines(const SfEvent *e)
+static void print_crash_lines(const LfReport *r, const SfEvent *e)
 {
         int pid = (int)getpid();
         const char *k = e->crash_kind;
         if (strcmp(k, "timeout") == 0) {
-                fprintf(stderr, "==%d== ERROR: libFuzzer: timeout after the -timeout limit\n", pid);
+                fprintf(stderr, "==%d== ERROR: libFuzzer: timeout after %ld seconds\n", pid,
+                        r->timeout_s);
+                fprintf(stderr, "snapfuzz: %s\n", e->crash_message);
                 fprintf(stderr, "SUMMARY: libFuzzer: timeout\n");
         } else if (strcmp(k, "oom") == 0) {
-                fprintf(stderr, "==%d== ERROR: libFuzzer: out-of-memory (%s)\n", pid,
-                        e->crash_message);
+                fprintf(stderr, "==%d== ERROR: libFuzzer: out-of-memory (exceeds: %ldMb)\n", pid,
+                        r->rss_limit_mb);
+                fprintf(stderr, "snapfuzz: %s\n", e->crash_message);
                 fprintf(stderr, "   To change the out-of-memory limit use -rss_limit_mb=<N>\n\n");
                 fprintf(stderr, "SUMMARY: libFuzzer: out-of-memory\n");
         } else if (strcmp(k, "asan") != 0 && strcmp(k, "ubsan") != 0 && strcmp(k, "leak") != 0 &&
@@ -163,7 +166,7 @@ static void on_crash(LfReport *r, const SfEvent *e)
 
         if (first)
                 snprintf(r->first_kind, sizeof(r->first_kind), "%s", e->crash_kind);
-        print_crash_lines(e);
+        print_crash_lines(r, e);
         snprintf(in, sizeof(in), "%s/input", e->crash_dir);
         int err = fs_read_file(AT_FDCWD, in, SIZE_MAX / 2, &data, &len);
         /* -exact_artifact_path names one file: the first crash's. */

@@ -174,6 +174,32 @@ Test(dropin, a_ubsan_build_finds_its_overflow)
         free(dir);
 }
 
+Test(dropin, a_timeout_is_a_timeout_artifact_and_libfuzzers_timeout_status)
+{
+        char *dir = sf_tmpdir();
+        const char *extra[] = {"-timeout=1", NULL};
+        SfRun r;
+        fuzz(&r, "hang_plain", dir, extra);
+        cr_expect_eq(r.exit_code, 70, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "ERROR: libFuzzer: timeout"), "%s", r.err);
+        check_artifact(dir, "timeout-", "SNAPDROP");
+        sf_run_free(&r);
+        free(dir);
+}
+
+Test(dropin, memory_over_the_rss_limit_is_an_oom_artifact_and_status_71)
+{
+        char *dir = sf_tmpdir();
+        const char *extra[] = {"-rss_limit_mb=128", NULL};
+        SfRun r;
+        fuzz(&r, "oom_plain", dir, extra);
+        cr_expect_eq(r.exit_code, 71, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "ERROR: libFuzzer: out-of-memory"), "%s", r.err);
+        check_artifact(dir, "oom-", "SNAPDROP");
+        sf_run_free(&r);
+        free(dir);
+}
+
 Test(dropin, a_cxx_harness_links_with_clangxx_and_fuzzes)
 {
         char *dir = sf_tmpdir();
