@@ -157,6 +157,17 @@ static void print_crash_lines(const LfReport *r, const SfEvent *e)
         }
 }
 
+/* A leak is confirmed by the recovery helper, whose output goes to its
+ * log: LeakSanitizer's report is shown from crash.json instead. */
+static void print_stored_report(const SfEvent *e)
+{
+        char *out = NULL;
+        if (strcmp(e->crash_kind, "leak") != 0 || engine_crash_field(e->crash_dir, "output", &out))
+                return;
+        fprintf(stderr, "%s%s", out, out[0] && out[strlen(out) - 1] != '\n' ? "\n" : "");
+        free(out);
+}
+
 static void on_crash(LfReport *r, const SfEvent *e)
 {
         char path[4200], in[4200];
@@ -166,6 +177,7 @@ static void on_crash(LfReport *r, const SfEvent *e)
 
         if (first)
                 snprintf(r->first_kind, sizeof(r->first_kind), "%s", e->crash_kind);
+        print_stored_report(e);
         print_crash_lines(r, e);
         snprintf(in, sizeof(in), "%s/input", e->crash_dir);
         int err = fs_read_file(AT_FDCWD, in, SIZE_MAX / 2, &data, &len);
@@ -196,6 +208,12 @@ void lfreport_event(const SfEvent *e, void *ctx)
         LfReport *r = ctx;
         r->last_execs = e->execs;
         r->last_elapsed_s = e->elapsed_s;
+        /* libFuzzer's log ends with its crash report: what the engine still
+         * collects while it stops (finds of batches in flight) is not
+         * shown; a crash that was already queued is (it gets its artifact
+         * too, as nothing found is dropped). */
+        if (r->first_kind[0] && e->type != SF_EVENT_CRASH)
+                return;
         switch (e->type) {
         case SF_EVENT_INITED:
                 if (r->verbosity)
@@ -220,8 +238,7 @@ void lfreport_event(const SfEvent *e, void *ctx)
                 on_crash(r, e);
                 break;
         case SF_EVENT_DONE:
-                /* libFuzzer ends at its crash report: no DONE after it. */
-                if (r->verbosity && !r->first_kind[0])
+                if (r->verbosity)
                         print_stats(e, "DONE  ");
                 break;
         }

@@ -174,6 +174,18 @@ Test(dropin, a_ubsan_build_finds_its_overflow)
         free(dir);
 }
 
+Test(dropin, a_leak_is_a_leak_artifact_with_leaksanitizers_report)
+{
+        char *dir = sf_tmpdir();
+        SfRun r;
+        fuzz(&r, "leak_asan", dir, NULL);
+        cr_expect_eq(r.exit_code, 77, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "ERROR: LeakSanitizer: detected memory leaks"), "%s", r.err);
+        check_artifact(dir, "leak-", "SNAPDROP");
+        sf_run_free(&r);
+        free(dir);
+}
+
 Test(dropin, a_timeout_is_a_timeout_artifact_and_libfuzzers_timeout_status)
 {
         char *dir = sf_tmpdir();

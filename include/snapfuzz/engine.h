@@ -137,6 +137,13 @@ typedef struct SfBuiltinTarget {
  * engine_worker_main. @t is copied. */
 void engine_target_builtin(const SfBuiltinTarget *t);
 
+/* A string field of a stored crash's crash.json (@crash_dir is
+ * OUT/crashes/<id>, as in SF_EVENT_CRASH): "output" (the target's last
+ * output, with its sanitizer report), "message", "kind"... Returns 0 with
+ * a malloc'd copy in *@ret, -ENOENT when the field is missing or not a
+ * string, or another negative errno. */
+int engine_crash_field(const char *crash_dir, const char *field, char **ret);
+
 /* Whether a failure was caused by what the user gave (an option, a
  * target, a directory, a file, a crash record) rather than by snapfuzz or
  * the system: a front end reports the first as a usage error. */

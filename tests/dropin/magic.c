@@ -9,6 +9,7 @@
  *   -DDROPIN_HEAP_OVERFLOW  a read one byte past a heap copy of the input
  *                           (AddressSanitizer: heap-buffer-overflow)
  *   -DDROPIN_UB             a signed overflow (UBSan, no recovery)
+ *   -DDROPIN_LEAK           64 bytes no pointer reaches (LeakSanitizer)
  *   -DDROPIN_HANG           an endless loop (a timeout)
  *   -DDROPIN_OOM            memory touched until the RSS limit stops it
  * With -DDROPIN_MEMCMP_OVERREAD, the one-byte input "M" makes memcmp read 8
@@ -24,6 +25,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static volatile int sink;
+static void *volatile kept;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -38,6 +40,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(copy, data, size);
         sink = copy[size];
         free(copy);
+#elif defined(DROPIN_LEAK)
+        kept = malloc(64);
+        memset(kept, (int)size, 64);
+        kept = NULL;
 #elif defined(DROPIN_HANG)
         for (;;)
                 sink++;
