@@ -13,8 +13,14 @@
  * through its PLT and would resolve to the executable's definitions first,
  * are pointed at its own definitions by selfbind_apply (the same rebinding
  * the CLI applies to a dlopen()ed harness). RTLD_DEEPBIND would do the
- * latter too, but AddressSanitizer refuses it. Debian ships no libcjson.a;
- * libcjson.so.1 is a run-time dependency of a drop-in binary (README).
+ * latter too, but AddressSanitizer refuses it.
+ *
+ * Which libcjson: the one the archive was built with, carried inside it as
+ * data (fuzzer/mkarchive.sh; Debian ships no libcjson.a), written to a
+ * memfd and opened from there, so a drop-in binary needs no libcjson where
+ * it runs (OSS-Fuzz's runner images have none) and always gets the ABI its
+ * engine was compiled against. Should the memfd fail, the system's
+ * libcjson.so.1 is opened instead.
  *
  * Invariants: cjsonbind_load runs before any engine code (the first thing
  * LLVMFuzzerRunDriver does, before any fork or exec, so every worker and
@@ -23,6 +29,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -100,13 +108,47 @@ CJSONBIND_FUNCTIONS
 CJSONBIND_FUNCTIONS
 #undef X
 
+/* libcjson.so.1's bytes, put in by fuzzer/mkarchive.sh (ld -b binary);
+ * weak, so that the front end's objects link without them too. */
+extern const unsigned char _binary_libcjson_so_1_start[] __attribute__((weak));
+extern const unsigned char _binary_libcjson_so_1_end[] __attribute__((weak));
+
+/* The carried libcjson, opened from a memfd; NULL when there is none or it
+ * cannot be written. */
+static void *open_carried(void)
+{
+        const unsigned char *p = _binary_libcjson_so_1_start;
+        if (!p || !_binary_libcjson_so_1_end || _binary_libcjson_so_1_end <= p)
+                return NULL;
+        size_t len = (size_t)(_binary_libcjson_so_1_end - p);
+        int fd = memfd_create("libcjson.so.1", MFD_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        void *h = NULL;
+        size_t done = 0;
+        while (done < len) {
+                ssize_t n = write(fd, p + done, len - done);
+                if (n <= 0)
+                        goto out;
+                done += (size_t)n;
+        }
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+out:
+        close(fd);
+        return h;
+}
+
 int cjsonbind_load(char *err, size_t errlen)
 {
         static void *handle;
         unsigned rebound = 0;
         if (handle)
                 return 0;
-        void *h = dlopen("libcjson.so.1", RTLD_NOW | RTLD_LOCAL);
+        void *h = open_carried();
+        if (!h)
+                h = dlopen("libcjson.so.1", RTLD_NOW | RTLD_LOCAL);
         if (!h) {
                 const char *e = dlerror();
                 snprintf(err, errlen,
