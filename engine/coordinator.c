@@ -75,8 +75,10 @@ typedef struct Slot {
  * already queued for recovery is counted, not recovered again. */
 #define COORD_BACKLOG 8
 #define COORD_DEATH_KEYS 4096
-/* How often the corpus figures of SfEvent are counted again: a storm of
- * finds in one batch reports them once. */
+/* The corpus figures of SfEvent are counted again whenever the corpus
+ * changed; above COORD_FIGURES_CHEAP entries, at most every
+ * COORD_FIGURES_MS (a storm of finds in one batch then reports them once). */
+#define COORD_FIGURES_CHEAP 10000
 #define COORD_FIGURES_MS 100
 
 typedef struct Coordinator {
@@ -135,7 +137,7 @@ typedef struct Coordinator {
         bool inited;       /* every seed has run (SF_EVENT_INITED was sent) */
         /* The active corpus entries and their size, for events (counted
          * at most every COORD_FIGURES_MS). */
-        size_t fig_entries;
+        size_t fig_entries, fig_size; /* fig_size: corpus_size when counted */
         uint64_t fig_bytes;
         int64_t fig_ms;
         int64_t started_at; /* wall clock, seconds since the epoch */
@@ -273,12 +275,15 @@ static void emit(Coordinator *c, SfEvent *e)
         if (!c->cfg->on_event)
                 return;
         int64_t now = clock_now_ms();
-        if (c->corpus && (now - c->fig_ms >= COORD_FIGURES_MS || e->type == SF_EVENT_INITED ||
-                          e->type == SF_EVENT_DONE)) {
+        size_t size = c->corpus ? corpus_size(c->corpus) : 0;
+        bool changed = size != c->fig_size || e->type == SF_EVENT_INITED ||
+                       e->type == SF_EVENT_DONE || e->type == SF_EVENT_PULSE;
+        if (c->corpus && changed &&
+            (size <= COORD_FIGURES_CHEAP || now - c->fig_ms >= COORD_FIGURES_MS)) {
                 bool legacy = !c->sched || schedule_legacy(c->sched);
                 size_t n = 0, len;
                 uint64_t bytes = 0;
-                for (size_t i = 0; i < corpus_size(c->corpus); i++) {
+                for (size_t i = 0; i < size; i++) {
                         if (!legacy && !corpus_is_active(c->corpus, i))
                                 continue;
                         (void)corpus_get(c->corpus, i, &len);
@@ -286,6 +291,7 @@ static void emit(Coordinator *c, SfEvent *e)
                         n++;
                 }
                 c->fig_entries = n;
+                c->fig_size = size;
                 c->fig_bytes = bytes;
                 c->fig_ms = now;
         }
