@@ -48,6 +48,7 @@
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "fuzzer/cjsonbind.h"
+#include "fuzzer/crashmin.h"
 #include "fuzzer/driver.h"
 #include "fuzzer/lfflags.h"
 #include "fuzzer/lfreport.h"
@@ -310,19 +311,14 @@ static int driver_fuzz(Driver *d, const char *argv0)
         return r < 0 ? 1 : 0;
 }
 
-/* What libFuzzer does not do here yet: one line, libFuzzer's error status. */
+/* What the drop-in does not do yet: one line, libFuzzer's error status.
+ * -merge=1 waits for the engine's merge (engine_merge). */
 static int driver_unsupported(const LfFlags *f)
 {
-        const char *what = f->merge > 0            ? "-merge=1"
-                           : f->minimize_crash > 0 ? "-minimize_crash=1"
-                           : f->cleanse_crash > 0  ? "-cleanse_crash=1"
-                                                   : NULL;
-        if (!what)
+        if (f->merge <= 0)
                 return 0;
-        fprintf(stderr,
-                "ERROR: %s is not supported by this snapfuzz drop-in yet; nothing was "
-                "done\n",
-                what);
+        fprintf(stderr, "ERROR: -merge=1 is not supported by this snapfuzz drop-in yet; nothing "
+                        "was merged\n");
         return 1;
 }
 
@@ -347,7 +343,11 @@ static int driver_main(int *argc, char ***argv, LfUserCallback cb)
         if (d.flags.help > 0)
                 lfflags_help((*argv)[0]);
         else if ((r = driver_unsupported(&d.flags)) == 0) {
-                if (all_files(&d.flags))
+                if (d.flags.minimize_crash > 0)
+                        r = crashmin_minimize(&d.flags, *argc, *argv);
+                else if (d.flags.cleanse_crash > 0)
+                        r = crashmin_cleanse(&d.flags, *argc, *argv);
+                else if (all_files(&d.flags))
                         r = single_run(&d.flags, cb, LLVMFuzzerInitialize, argc, argv);
                 else
                         r = driver_fuzz(&d, (*argv)[0]);

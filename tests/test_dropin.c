@@ -434,6 +434,13 @@ Test(dropin, bad_input_gets_one_line_and_libfuzzers_error_status)
         cr_expect(strstr(r.err, "ERROR: -runs takes a whole number, not 'many'"), "%s", r.err);
         sf_run_free(&r);
         char *dir = sf_tmpdir();
+        char *fine = write_input(dir, "fine", "hello");
+        const char *not_crashing[] = {"-minimize_crash=1", "-runs=10", fine, NULL};
+        sf_run_exe(&r, 60, dropin("magic_plain"), not_crashing);
+        cr_expect_eq(r.exit_code, 1);
+        cr_expect(strstr(r.err, "did not crash"), "%s", r.err);
+        sf_run_free(&r);
+        free(fine);
         const char *merge[] = {"-merge=1", dir, dir, NULL};
         sf_run_exe(&r, 60, dropin("magic_plain"), merge);
         cr_expect_eq(r.exit_code, 1);
@@ -459,5 +466,54 @@ Test(dropin, exact_artifact_path_names_the_one_artifact)
         cr_expect_null(only_file(dir, "crash-"));
         free(data);
         sf_run_free(&r);
+        free(dir);
+}
+
+/* ClusterFuzz's minimize task: -minimize_crash=1 -runs=N -exact_artifact_path. */
+Test(dropin, minimize_crash_writes_a_smaller_input_that_crashes_the_same_way)
+{
+        char *dir = sf_tmpdir();
+        char *crash =
+            write_input(dir, "crash", "SNAPDROP and a long tail that the bug does not need");
+        char out[PATH_MAX], flag[PATH_MAX + 32];
+        snprintf(out, sizeof(out), "%s/minimized", dir);
+        snprintf(flag, sizeof(flag), "-exact_artifact_path=%s", out);
+        SfRun r;
+        const char *args[] = {"-minimize_crash=1", "-runs=300", flag, crash, NULL};
+        sf_run_exe(&r, 120, dropin("magic_plain"), args);
+        cr_expect_eq(r.exit_code, 0, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        size_t len;
+        uint8_t *data = sf_read(out, &len);
+        cr_assert_not_null(data, "no %s:\n%s", out, r.err);
+        cr_expect(len == 8 && memcmp(data, "SNAPDROP", 8) == 0, "minimized to %zu bytes", len);
+        free(data);
+        sf_run_free(&r);
+        /* The original is untouched. */
+        data = sf_read(crash, &len);
+        cr_expect_eq(len, strlen("SNAPDROP and a long tail that the bug does not need"));
+        free(data);
+        free(crash);
+        free(dir);
+}
+
+Test(dropin, cleanse_crash_replaces_the_bytes_the_crash_does_not_need)
+{
+        char *dir = sf_tmpdir();
+        char *crash = write_input(dir, "crash", "SNAPDROPabc");
+        char out[PATH_MAX], flag[PATH_MAX + 32];
+        snprintf(out, sizeof(out), "%s/cleansed", dir);
+        snprintf(flag, sizeof(flag), "-exact_artifact_path=%s", out);
+        SfRun r;
+        const char *args[] = {"-cleanse_crash=1", flag, crash, NULL};
+        sf_run_exe(&r, 120, dropin("magic_plain"), args);
+        cr_expect_eq(r.exit_code, 0, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        size_t len;
+        uint8_t *data = sf_read(out, &len);
+        cr_assert_not_null(data, "no %s:\n%s", out, r.err);
+        cr_expect(len == 11 && memcmp(data, "SNAPDROP   ", 11) == 0, "cleansed to '%.*s'", (int)len,
+                  (const char *)data);
+        free(data);
+        sf_run_free(&r);
+        free(crash);
         free(dir);
 }
