@@ -28,6 +28,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -94,9 +95,12 @@
         X(double, SetNumberHelper, (cJSON * object, double number), (object, number))              \
         X(void, free, (void *object), (object))
 
+/* X's ret is a type, which cannot be put in parentheses:
+ * NOLINTBEGIN(bugprone-macro-parentheses) */
 #define X(ret, name, params, args) static ret(*p_##name) params;
 CJSONBIND_FUNCTIONS
 #undef X
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* The trampolines: sf_cJSON_X, what the engine's cJSON_X became. */
 #define X(ret, name, params, args)                                                                 \
@@ -117,10 +121,13 @@ extern const unsigned char _binary_libcjson_so_1_end[] __attribute__((weak));
  * cannot be written. */
 static void *open_carried(void)
 {
-        const unsigned char *p = _binary_libcjson_so_1_start;
-        if (!p || !_binary_libcjson_so_1_end || _binary_libcjson_so_1_end <= p)
+        /* Two symbols of one blob: compared as addresses. */
+        uintptr_t start = (uintptr_t)_binary_libcjson_so_1_start;
+        uintptr_t end = (uintptr_t)_binary_libcjson_so_1_end;
+        if (!start || !end || end <= start)
                 return NULL;
-        size_t len = (size_t)(_binary_libcjson_so_1_end - p);
+        const unsigned char *p = _binary_libcjson_so_1_start;
+        size_t len = (size_t)(end - start);
         int fd = memfd_create("libcjson.so.1", MFD_CLOEXEC);
         if (fd < 0)
                 return NULL;
@@ -163,6 +170,7 @@ int cjsonbind_load(char *err, size_t errlen)
                          r);
                 return r;
         }
+        /* NOLINTBEGIN(bugprone-macro-parentheses): ret is a type */
 #define X(ret, name, params, args)                                                                 \
         p_##name = (ret(*) params)dlsym(h, "cJSON_" #name);                                        \
         if (!p_##name) {                                                                           \
@@ -171,6 +179,7 @@ int cjsonbind_load(char *err, size_t errlen)
         }
         CJSONBIND_FUNCTIONS
 #undef X
+        /* NOLINTEND(bugprone-macro-parentheses) */
         handle = h;
         return 0;
 }
