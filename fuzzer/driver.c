@@ -292,6 +292,13 @@ static int driver_fuzz(Driver *d, const char *argv0)
         };
         if (f->verbosity)
                 driver_banner(d);
+        /* libFuzzer's words, which OSS-Fuzz's bad_build_check looks for: a
+         * binary without coverage counters cannot be fuzzed. */
+        if (coverage_counters() == 0) {
+                fprintf(stderr, "ERROR: no interesting inputs were found. Is the code "
+                                "instrumented for coverage? Exiting.\n");
+                return 1;
+        }
         log_set_quiet(f->verbosity < 2);
         if (__lsan_disable)
                 __lsan_disable();

@@ -449,6 +449,19 @@ Test(dropin, bad_input_gets_one_line_and_libfuzzers_error_status)
         free(dir);
 }
 
+/* OSS-Fuzz's bad_build_check greps for libFuzzer's line. */
+Test(dropin, a_binary_without_coverage_is_refused_with_libfuzzers_words)
+{
+        SfRun r;
+        const char *args[] = {"-seed=1337", "-runs=4", NULL};
+        sf_run_exe(&r, 60, dropin("nocov"), args);
+        cr_expect_eq(r.exit_code, 1, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "ERROR: no interesting inputs were found. Is the code "
+                                "instrumented for coverage?"),
+                  "%s", r.err);
+        sf_run_free(&r);
+}
+
 Test(dropin, exact_artifact_path_names_the_one_artifact)
 {
         char *dir = sf_tmpdir();
