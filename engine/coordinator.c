@@ -88,6 +88,12 @@ typedef struct Slot {
  * --sarif/--junit reports are rewritten with each status line. */
 #define COORD_CI_REFRESH_MS 10000
 
+/* The corpus figures of SfEvent are counted again whenever the corpus
+ * changed; above COORD_FIGURES_CHEAP entries, at most every
+ * COORD_FIGURES_MS (a storm of finds in one batch then reports them once). */
+#define COORD_FIGURES_CHEAP 10000
+#define COORD_FIGURES_MS 100
+
 typedef struct Coordinator {
         SfRunConfig *cfg;
         RecordLayout layout;
@@ -144,10 +150,14 @@ typedef struct Coordinator {
         struct stat target_st;
         int64_t target_checked_ms;
         bool target_changed;
-        bool reproducible;     /* --reproducible: the same inputs every run */
-        bool inited;           /* every seed has run (SF_EVENT_INITED was sent) */
-        uint64_t corpus_bytes; /* the corpus entries' total size, for events */
-        int64_t started_at;    /* wall clock, seconds since the epoch */
+        bool reproducible; /* --reproducible: the same inputs every run */
+        bool inited;       /* every seed has run (SF_EVENT_INITED was sent) */
+        /* The active corpus entries and their size, for events (counted
+         * at most every COORD_FIGURES_MS). */
+        size_t fig_entries, fig_size; /* fig_size: corpus_size when counted */
+        uint64_t fig_bytes;
+        int64_t fig_ms;
+        int64_t started_at; /* wall clock, seconds since the epoch */
         /* OUT/quarantine.json, read at start: stored crashes it holds do
          * not stop the run or make it fail (quarantined counts them; held
          * has one entry per id, for one line each). */
@@ -281,11 +291,32 @@ static void emit(Coordinator *c, SfEvent *e)
 {
         if (!c->cfg->on_event)
                 return;
+        int64_t now = clock_now_ms();
+        size_t size = c->corpus ? corpus_size(c->corpus) : 0;
+        bool changed = size != c->fig_size || e->type == SF_EVENT_INITED ||
+                       e->type == SF_EVENT_DONE || e->type == SF_EVENT_PULSE;
+        if (c->corpus && changed &&
+            (size <= COORD_FIGURES_CHEAP || now - c->fig_ms >= COORD_FIGURES_MS)) {
+                bool legacy = !c->sched || schedule_legacy(c->sched);
+                size_t n = 0, len;
+                uint64_t bytes = 0;
+                for (size_t i = 0; i < size; i++) {
+                        if (!legacy && !corpus_is_active(c->corpus, i))
+                                continue;
+                        (void)corpus_get(c->corpus, i, &len);
+                        bytes += len;
+                        n++;
+                }
+                c->fig_entries = n;
+                c->fig_size = size;
+                c->fig_bytes = bytes;
+                c->fig_ms = now;
+        }
         e->execs = c->execs;
         e->edges = c->cov ? c->cov->edges : 0;
         e->features = c->cov ? c->cov->features : 0;
-        e->corpus = c->corpus ? corpus_size(c->corpus) : 0;
-        e->corpus_bytes = c->corpus_bytes;
+        e->corpus = c->fig_entries;
+        e->corpus_bytes = c->fig_bytes;
         e->elapsed_s = (double)(clock_now_ms() - c->start_ms) / 1000.0;
         c->cfg->on_event(e, c->cfg->event_ctx);
 }
@@ -545,7 +576,6 @@ static void drop_replaced(Coordinator *c, size_t base)
                 return;
         size_t len;
         const uint8_t *data = corpus_get(c->corpus, base, &len);
-        c->corpus_bytes -= len <= c->corpus_bytes ? len : c->corpus_bytes;
         corpusw_remove(c->corpus_w, data, len);
         corpus_mark_on_disk(c->corpus, base, false);
         c->files_removed++;
@@ -614,8 +644,6 @@ static void take_finds(Coordinator *c, Slot *s)
                         corpus_mark_on_disk(c->corpus, i_new, true);
                         c->files_written++;
                 }
-                if (r == 1)
-                        c->corpus_bytes += fs->len;
                 if (r == 1 && !known && !s->plan.seed_batch)
                         emit(c, &(SfEvent){.type = smaller ? SF_EVENT_REDUCE : SF_EVENT_NEW,
                                            .data = data,

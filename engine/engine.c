@@ -3,6 +3,14 @@
  * wrappers that keep the internal modules' names out of the API.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/fsutil.h"
 
 #include "engine/coordinator.h"
 #include "engine/merge.h"
@@ -49,6 +57,30 @@ int engine_worker_main(int argc, char **argv)
 bool engine_sync_name_valid(const char *name)
 {
         return sync_name_valid(name);
+}
+
+/* crash.json is at most this large (its output and report are bounded). */
+#define ENGINE_CRASH_JSON_MAX (16u << 20)
+
+int engine_crash_field(const char *crash_dir, const char *field, char **ret)
+{
+        char path[4200];
+        uint8_t *text = NULL;
+        size_t len = 0;
+        snprintf(path, sizeof(path), "%s/crash.json", crash_dir);
+        int r = fs_read_file(AT_FDCWD, path, ENGINE_CRASH_JSON_MAX, &text, &len);
+        if (r < 0)
+                return r;
+        cJSON *j = cJSON_ParseWithLength((const char *)text, len);
+        free(text);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, field);
+        r = -ENOENT;
+        if (cJSON_IsString(v) && v->valuestring) {
+                *ret = strdup(v->valuestring);
+                r = *ret ? 0 : -ENOMEM;
+        }
+        cJSON_Delete(j);
+        return r;
 }
 
 bool engine_error_is_input(int r)

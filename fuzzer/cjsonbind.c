@@ -13,8 +13,14 @@
  * through its PLT and would resolve to the executable's definitions first,
  * are pointed at its own definitions by selfbind_apply (the same rebinding
  * the CLI applies to a dlopen()ed harness). RTLD_DEEPBIND would do the
- * latter too, but AddressSanitizer refuses it. Debian ships no libcjson.a;
- * libcjson.so.1 is a run-time dependency of a drop-in binary (README).
+ * latter too, but AddressSanitizer refuses it.
+ *
+ * Which libcjson: the one the archive was built with, carried inside it as
+ * data (fuzzer/mkarchive.sh; Debian ships no libcjson.a), written to a
+ * memfd and opened from there, so a drop-in binary needs no libcjson where
+ * it runs (OSS-Fuzz's runner images have none) and always gets the ABI its
+ * engine was compiled against. Should the memfd fail, the system's
+ * libcjson.so.1 is opened instead.
  *
  * Invariants: cjsonbind_load runs before any engine code (the first thing
  * LLVMFuzzerRunDriver does, before any fork or exec, so every worker and
@@ -22,7 +28,10 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -86,9 +95,12 @@
         X(double, SetNumberHelper, (cJSON * object, double number), (object, number))              \
         X(void, free, (void *object), (object))
 
+/* X's ret is a type, which cannot be put in parentheses:
+ * NOLINTBEGIN(bugprone-macro-parentheses) */
 #define X(ret, name, params, args) static ret(*p_##name) params;
 CJSONBIND_FUNCTIONS
 #undef X
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* The trampolines: sf_cJSON_X, what the engine's cJSON_X became. */
 #define X(ret, name, params, args)                                                                 \
@@ -100,13 +112,50 @@ CJSONBIND_FUNCTIONS
 CJSONBIND_FUNCTIONS
 #undef X
 
+/* libcjson.so.1's bytes, put in by fuzzer/mkarchive.sh (ld -b binary);
+ * weak, so that the front end's objects link without them too. */
+extern const unsigned char _binary_libcjson_so_1_start[] __attribute__((weak));
+extern const unsigned char _binary_libcjson_so_1_end[] __attribute__((weak));
+
+/* The carried libcjson, opened from a memfd; NULL when there is none or it
+ * cannot be written. */
+static void *open_carried(void)
+{
+        /* Two symbols of one blob: compared as addresses. */
+        uintptr_t start = (uintptr_t)_binary_libcjson_so_1_start;
+        uintptr_t end = (uintptr_t)_binary_libcjson_so_1_end;
+        if (!start || !end || end <= start)
+                return NULL;
+        const unsigned char *p = _binary_libcjson_so_1_start;
+        size_t len = (size_t)(end - start);
+        int fd = memfd_create("libcjson.so.1", MFD_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        void *h = NULL;
+        size_t done = 0;
+        while (done < len) {
+                ssize_t n = write(fd, p + done, len - done);
+                if (n <= 0)
+                        goto out;
+                done += (size_t)n;
+        }
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+out:
+        close(fd);
+        return h;
+}
+
 int cjsonbind_load(char *err, size_t errlen)
 {
         static void *handle;
         unsigned rebound = 0;
         if (handle)
                 return 0;
-        void *h = dlopen("libcjson.so.1", RTLD_NOW | RTLD_LOCAL);
+        void *h = open_carried();
+        if (!h)
+                h = dlopen("libcjson.so.1", RTLD_NOW | RTLD_LOCAL);
         if (!h) {
                 const char *e = dlerror();
                 snprintf(err, errlen,
@@ -121,6 +170,7 @@ int cjsonbind_load(char *err, size_t errlen)
                          r);
                 return r;
         }
+        /* NOLINTBEGIN(bugprone-macro-parentheses): ret is a type */
 #define X(ret, name, params, args)                                                                 \
         p_##name = (ret(*) params)dlsym(h, "cJSON_" #name);                                        \
         if (!p_##name) {                                                                           \
@@ -129,6 +179,7 @@ int cjsonbind_load(char *err, size_t errlen)
         }
         CJSONBIND_FUNCTIONS
 #undef X
+        /* NOLINTEND(bugprone-macro-parentheses) */
         handle = h;
         return 0;
 }

@@ -24,9 +24,11 @@
  * - The target's output is shown ("pass"), as a libFuzzer binary shows it,
  *   so a sanitizer's report reaches the log that tools parse.
  * - In the coordinator of a sanitizer build, the engine's own memory is
- *   not the target's: LeakSanitizer is told to ignore this thread's
- *   allocations (__lsan_disable, weak), and the process ends with _exit
- *   after flushing, so no leak check at exit reports the engine's state.
+ *   not the target's: LeakSanitizer is told to ignore the allocations of
+ *   the coordinator's thread (__lsan_disable, weak: absent without a
+ *   sanitizer), so its check at exit reports nothing of the engine's (the
+ *   engine frees the rest before engine_run returns). A single-input run
+ *   keeps LeakSanitizer on: the target's leaks are its findings there.
  *   ASAN_OPTIONS from the environment reach the workers unchanged (the
  *   options the sandbox needs are appended, core/sanitizer.h).
  */
@@ -46,6 +48,7 @@
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "fuzzer/cjsonbind.h"
+#include "fuzzer/crashmin.h"
 #include "fuzzer/driver.h"
 #include "fuzzer/lfflags.h"
 #include "fuzzer/lfreport.h"
@@ -284,9 +287,18 @@ static int driver_fuzz(Driver *d, const char *argv0)
             .exact_artifact_path = f->exact_artifact_path,
             .print_final_stats = f->print_final_stats > 0,
             .verbosity = (int)f->verbosity,
+            .timeout_s = f->timeout,
+            .rss_limit_mb = f->rss_limit_mb,
         };
         if (f->verbosity)
                 driver_banner(d);
+        /* libFuzzer's words, which OSS-Fuzz's bad_build_check looks for: a
+         * binary without coverage counters cannot be fuzzed. */
+        if (coverage_counters() == 0) {
+                fprintf(stderr, "ERROR: no interesting inputs were found. Is the code "
+                                "instrumented for coverage? Exiting.\n");
+                return 1;
+        }
         log_set_quiet(f->verbosity < 2);
         if (__lsan_disable)
                 __lsan_disable();
@@ -306,19 +318,14 @@ static int driver_fuzz(Driver *d, const char *argv0)
         return r < 0 ? 1 : 0;
 }
 
-/* What libFuzzer does not do here yet: one line, libFuzzer's error status. */
+/* What the drop-in does not do yet: one line, libFuzzer's error status.
+ * -merge=1 waits for the engine's merge (engine_merge). */
 static int driver_unsupported(const LfFlags *f)
 {
-        const char *what = f->merge > 0            ? "-merge=1"
-                           : f->minimize_crash > 0 ? "-minimize_crash=1"
-                           : f->cleanse_crash > 0  ? "-cleanse_crash=1"
-                                                   : NULL;
-        if (!what)
+        if (f->merge <= 0)
                 return 0;
-        fprintf(stderr,
-                "ERROR: %s is not supported by this snapfuzz drop-in yet; nothing was "
-                "done\n",
-                what);
+        fprintf(stderr, "ERROR: -merge=1 is not supported by this snapfuzz drop-in yet; nothing "
+                        "was merged\n");
         return 1;
 }
 
@@ -343,7 +350,11 @@ static int driver_main(int *argc, char ***argv, LfUserCallback cb)
         if (d.flags.help > 0)
                 lfflags_help((*argv)[0]);
         else if ((r = driver_unsupported(&d.flags)) == 0) {
-                if (all_files(&d.flags))
+                if (d.flags.minimize_crash > 0)
+                        r = crashmin_minimize(&d.flags, *argc, *argv);
+                else if (d.flags.cleanse_crash > 0)
+                        r = crashmin_cleanse(&d.flags, *argc, *argv);
+                else if (all_files(&d.flags))
                         r = single_run(&d.flags, cb, LLVMFuzzerInitialize, argc, argv);
                 else
                         r = driver_fuzz(&d, (*argv)[0]);

@@ -134,16 +134,19 @@ static void print_unit(const uint8_t *data, size_t len)
 /* libFuzzer's own report lines for what no sanitizer reported (the
  * sanitizer's report, when there is one, is in the target's output that
  * went by just before). */
-static void print_crash_lines(const SfEvent *e)
+static void print_crash_lines(const LfReport *r, const SfEvent *e)
 {
         int pid = (int)getpid();
         const char *k = e->crash_kind;
         if (strcmp(k, "timeout") == 0) {
-                fprintf(stderr, "==%d== ERROR: libFuzzer: timeout after the -timeout limit\n", pid);
+                fprintf(stderr, "==%d== ERROR: libFuzzer: timeout after %ld seconds\n", pid,
+                        r->timeout_s);
+                fprintf(stderr, "snapfuzz: %s\n", e->crash_message);
                 fprintf(stderr, "SUMMARY: libFuzzer: timeout\n");
         } else if (strcmp(k, "oom") == 0) {
-                fprintf(stderr, "==%d== ERROR: libFuzzer: out-of-memory (%s)\n", pid,
-                        e->crash_message);
+                fprintf(stderr, "==%d== ERROR: libFuzzer: out-of-memory (exceeds: %ldMb)\n", pid,
+                        r->rss_limit_mb);
+                fprintf(stderr, "snapfuzz: %s\n", e->crash_message);
                 fprintf(stderr, "   To change the out-of-memory limit use -rss_limit_mb=<N>\n\n");
                 fprintf(stderr, "SUMMARY: libFuzzer: out-of-memory\n");
         } else if (strcmp(k, "asan") != 0 && strcmp(k, "ubsan") != 0 && strcmp(k, "leak") != 0 &&
@@ -152,6 +155,17 @@ static void print_crash_lines(const SfEvent *e)
                         k, e->crash_message);
                 fprintf(stderr, "SUMMARY: libFuzzer: deadly signal\n");
         }
+}
+
+/* A leak is confirmed by the recovery helper, whose output goes to its
+ * log: LeakSanitizer's report is shown from crash.json instead. */
+static void print_stored_report(const SfEvent *e)
+{
+        char *out = NULL;
+        if (strcmp(e->crash_kind, "leak") != 0 || engine_crash_field(e->crash_dir, "output", &out))
+                return;
+        fprintf(stderr, "%s%s", out, out[0] && out[strlen(out) - 1] != '\n' ? "\n" : "");
+        free(out);
 }
 
 static void on_crash(LfReport *r, const SfEvent *e)
@@ -163,7 +177,8 @@ static void on_crash(LfReport *r, const SfEvent *e)
 
         if (first)
                 snprintf(r->first_kind, sizeof(r->first_kind), "%s", e->crash_kind);
-        print_crash_lines(e);
+        print_stored_report(e);
+        print_crash_lines(r, e);
         snprintf(in, sizeof(in), "%s/input", e->crash_dir);
         int err = fs_read_file(AT_FDCWD, in, SIZE_MAX / 2, &data, &len);
         /* -exact_artifact_path names one file: the first crash's. */
@@ -193,6 +208,12 @@ void lfreport_event(const SfEvent *e, void *ctx)
         LfReport *r = ctx;
         r->last_execs = e->execs;
         r->last_elapsed_s = e->elapsed_s;
+        /* libFuzzer's log ends with its crash report: what the engine still
+         * collects while it stops (finds of batches in flight) is not
+         * shown; a crash that was already queued is (it gets its artifact
+         * too, as nothing found is dropped). */
+        if (r->first_kind[0] && e->type != SF_EVENT_CRASH)
+                return;
         switch (e->type) {
         case SF_EVENT_INITED:
                 if (r->verbosity)
@@ -217,8 +238,7 @@ void lfreport_event(const SfEvent *e, void *ctx)
                 on_crash(r, e);
                 break;
         case SF_EVENT_DONE:
-                /* libFuzzer ends at its crash report: no DONE after it. */
-                if (r->verbosity && !r->first_kind[0])
+                if (r->verbosity)
                         print_stats(e, "DONE  ");
                 break;
         }

@@ -19,6 +19,8 @@ typedef struct LfReport {
         const char *exact_artifact_path;
         bool print_final_stats;
         int verbosity;
+        long timeout_s;    /* -timeout, for the timeout report */
+        long rss_limit_mb; /* -rss_limit_mb, for the out-of-memory report */
         /* What happened (read after the run). */
         char first_kind[32];  /* the first stored crash's kind, "" if none */
         bool artifact_failed; /* an artifact could not be written */

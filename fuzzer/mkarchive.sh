@@ -14,12 +14,16 @@
 # runtime's interceptors of the same names (strong) win and call our
 # __sanitizer_weak_hook_*; without a sanitizer ours replace libc's.
 #
-# usage: mkarchive.sh OUT.a MAIN.a FRONT.a SECCOMP.a ENGINE.a... (env LD,
+# libcjson.so.1 is carried inside too (as data, loaded from a memfd by
+# fuzzer/cjsonbind.c), so that a drop-in binary runs where libcjson is not
+# installed (OSS-Fuzz's and ClusterFuzz's runner images).
+#
+# usage: mkarchive.sh OUT.a MAIN.a FRONT.a SECCOMP.a CJSON.so ENGINE.a... (env LD,
 # OBJCOPY, AR, NM may name the tools)
 set -eu
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
-out=$(abs "$1") main=$(abs "$2") front=$(abs "$3") seccomp=$(abs "$4")
-shift 4
+out=$(abs "$1") main=$(abs "$2") front=$(abs "$3") seccomp=$(abs "$4") cjson=$(abs "$5")
+shift 5
 engine=
 for a in "$@"; do engine="$engine $(abs "$a")"; done
 set -- $engine
@@ -52,7 +56,10 @@ done | sort -u >"$tmp/objs.list"
 "$NM" -u "$tmp/engine.o" | awk '$2 ~ /^cJSON_/ { print $2, "sf_" $2 }' >"$tmp/cjson.map"
 "$OBJCOPY" --redefine-syms="$tmp/cjson.map" "$tmp/engine.o"
 objects "$front" front >"$tmp/front.list"
-"$LD" -r -o "$tmp/all.o" "$tmp/engine.o" @"$tmp/front.list"
+cp -L "$cjson" "$tmp/libcjson.so.1"
+(cd "$tmp" && "$LD" -r -b binary -z noexecstack -o cjson_blob.o libcjson.so.1)
+"$OBJCOPY" --rename-section .data=.rodata,alloc,load,readonly,data,contents "$tmp/cjson_blob.o"
+"$LD" -r -o "$tmp/all.o" "$tmp/engine.o" @"$tmp/front.list" "$tmp/cjson_blob.o"
 
 # Every cJSON call must have its trampoline (fuzzer/cjsonbind.c's list).
 missing=$("$NM" -u "$tmp/all.o" | awk '$2 ~ /^(sf_)?cJSON_/ { print $2 }')

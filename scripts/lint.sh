@@ -22,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dirs=(core sandbox worker recovery engine app)
+dirs=(core sandbox worker recovery engine app fuzzer)
 baseline=scripts/lint/baseline.txt
 jobs=${LINT_JOBS:-$(nproc)}
 only=${LINT_ONLY:-}

@@ -174,6 +174,44 @@ Test(dropin, a_ubsan_build_finds_its_overflow)
         free(dir);
 }
 
+Test(dropin, a_leak_is_a_leak_artifact_with_leaksanitizers_report)
+{
+        char *dir = sf_tmpdir();
+        SfRun r;
+        fuzz(&r, "leak_asan", dir, NULL);
+        cr_expect_eq(r.exit_code, 77, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "ERROR: LeakSanitizer: detected memory leaks"), "%s", r.err);
+        check_artifact(dir, "leak-", "SNAPDROP");
+        sf_run_free(&r);
+        free(dir);
+}
+
+Test(dropin, a_timeout_is_a_timeout_artifact_and_libfuzzers_timeout_status)
+{
+        char *dir = sf_tmpdir();
+        const char *extra[] = {"-timeout=1", NULL};
+        SfRun r;
+        fuzz(&r, "hang_plain", dir, extra);
+        cr_expect_eq(r.exit_code, 70, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "ERROR: libFuzzer: timeout"), "%s", r.err);
+        check_artifact(dir, "timeout-", "SNAPDROP");
+        sf_run_free(&r);
+        free(dir);
+}
+
+Test(dropin, memory_over_the_rss_limit_is_an_oom_artifact_and_status_71)
+{
+        char *dir = sf_tmpdir();
+        const char *extra[] = {"-rss_limit_mb=128", NULL};
+        SfRun r;
+        fuzz(&r, "oom_plain", dir, extra);
+        cr_expect_eq(r.exit_code, 71, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "ERROR: libFuzzer: out-of-memory"), "%s", r.err);
+        check_artifact(dir, "oom-", "SNAPDROP");
+        sf_run_free(&r);
+        free(dir);
+}
+
 Test(dropin, a_cxx_harness_links_with_clangxx_and_fuzzes)
 {
         char *dir = sf_tmpdir();
@@ -259,6 +297,13 @@ Test(dropin, runs_n_runs_exactly_n_inputs)
         sf_run_exe(&r, 60, dropin("magic_plain"), args);
         cr_expect_eq(r.exit_code, 0, "exit %d, stderr:\n%s", r.exit_code, r.err);
         cr_expect(strstr(r.err, "\tDONE   cov: "), "%s", r.err);
+        cr_expect(strstr(r.err, "Done 4 runs in "), "%s", r.err);
+        sf_run_free(&r);
+        /* An ASan build: no LeakSanitizer report of the engine's own memory
+         * at exit (which would make the status 23). */
+        sf_run_exe(&r, 60, dropin("magic_asan"), args);
+        cr_expect_eq(r.exit_code, 0, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect_null(strstr(r.err, "LeakSanitizer"), "%s", r.err);
         cr_expect(strstr(r.err, "Done 4 runs in "), "%s", r.err);
         sf_run_free(&r);
 }
@@ -389,12 +434,32 @@ Test(dropin, bad_input_gets_one_line_and_libfuzzers_error_status)
         cr_expect(strstr(r.err, "ERROR: -runs takes a whole number, not 'many'"), "%s", r.err);
         sf_run_free(&r);
         char *dir = sf_tmpdir();
+        char *fine = write_input(dir, "fine", "hello");
+        const char *not_crashing[] = {"-minimize_crash=1", "-runs=10", fine, NULL};
+        sf_run_exe(&r, 60, dropin("magic_plain"), not_crashing);
+        cr_expect_eq(r.exit_code, 1);
+        cr_expect(strstr(r.err, "did not crash"), "%s", r.err);
+        sf_run_free(&r);
+        free(fine);
         const char *merge[] = {"-merge=1", dir, dir, NULL};
         sf_run_exe(&r, 60, dropin("magic_plain"), merge);
         cr_expect_eq(r.exit_code, 1);
         cr_expect(strstr(r.err, "ERROR: -merge=1 is not supported"), "%s", r.err);
         sf_run_free(&r);
         free(dir);
+}
+
+/* OSS-Fuzz's bad_build_check greps for libFuzzer's line. */
+Test(dropin, a_binary_without_coverage_is_refused_with_libfuzzers_words)
+{
+        SfRun r;
+        const char *args[] = {"-seed=1337", "-runs=4", NULL};
+        sf_run_exe(&r, 60, dropin("nocov"), args);
+        cr_expect_eq(r.exit_code, 1, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.err, "ERROR: no interesting inputs were found. Is the code "
+                                "instrumented for coverage?"),
+                  "%s", r.err);
+        sf_run_free(&r);
 }
 
 Test(dropin, exact_artifact_path_names_the_one_artifact)
@@ -414,5 +479,54 @@ Test(dropin, exact_artifact_path_names_the_one_artifact)
         cr_expect_null(only_file(dir, "crash-"));
         free(data);
         sf_run_free(&r);
+        free(dir);
+}
+
+/* ClusterFuzz's minimize task: -minimize_crash=1 -runs=N -exact_artifact_path. */
+Test(dropin, minimize_crash_writes_a_smaller_input_that_crashes_the_same_way)
+{
+        char *dir = sf_tmpdir();
+        char *crash =
+            write_input(dir, "crash", "SNAPDROP and a long tail that the bug does not need");
+        char out[PATH_MAX], flag[PATH_MAX + 32];
+        snprintf(out, sizeof(out), "%s/minimized", dir);
+        snprintf(flag, sizeof(flag), "-exact_artifact_path=%s", out);
+        SfRun r;
+        const char *args[] = {"-minimize_crash=1", "-runs=300", flag, crash, NULL};
+        sf_run_exe(&r, 120, dropin("magic_plain"), args);
+        cr_expect_eq(r.exit_code, 0, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        size_t len;
+        uint8_t *data = sf_read(out, &len);
+        cr_assert_not_null(data, "no %s:\n%s", out, r.err);
+        cr_expect(len == 8 && memcmp(data, "SNAPDROP", 8) == 0, "minimized to %zu bytes", len);
+        free(data);
+        sf_run_free(&r);
+        /* The original is untouched. */
+        data = sf_read(crash, &len);
+        cr_expect_eq(len, strlen("SNAPDROP and a long tail that the bug does not need"));
+        free(data);
+        free(crash);
+        free(dir);
+}
+
+Test(dropin, cleanse_crash_replaces_the_bytes_the_crash_does_not_need)
+{
+        char *dir = sf_tmpdir();
+        char *crash = write_input(dir, "crash", "SNAPDROPabc");
+        char out[PATH_MAX], flag[PATH_MAX + 32];
+        snprintf(out, sizeof(out), "%s/cleansed", dir);
+        snprintf(flag, sizeof(flag), "-exact_artifact_path=%s", out);
+        SfRun r;
+        const char *args[] = {"-cleanse_crash=1", flag, crash, NULL};
+        sf_run_exe(&r, 120, dropin("magic_plain"), args);
+        cr_expect_eq(r.exit_code, 0, "exit %d, stderr:\n%s", r.exit_code, r.err);
+        size_t len;
+        uint8_t *data = sf_read(out, &len);
+        cr_assert_not_null(data, "no %s:\n%s", out, r.err);
+        cr_expect(len == 11 && memcmp(data, "SNAPDROP   ", 11) == 0, "cleansed to '%.*s'", (int)len,
+                  (const char *)data);
+        free(data);
+        sf_run_free(&r);
+        free(crash);
         free(dir);
 }

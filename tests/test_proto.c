@@ -99,6 +99,20 @@ Test(proto, without_a_policy_or_mode_the_command_line_says_strict_and_no_policy)
         cr_expect_not(out.detect_leaks);
 }
 
+/* The libFuzzer drop-in's workers run the executable's own target. */
+Test(proto, the_executables_own_target_is_named_self_and_reads_back)
+{
+        WorkerArgs in = full_args(), out;
+        ProtoArgv pa;
+        char err[256] = "";
+
+        in.target = PROTO_TARGET_SELF;
+        cr_assert_eq(proto_args_build(&in, &pa), 0);
+        cr_assert_eq(parse_built(&pa, 0, &out, err, sizeof(err)), 0, "%s", err);
+        cr_expect_str_eq(out.target, PROTO_TARGET_SELF);
+        cr_expect_neq(PROTO_TARGET_SELF[0], '/', "a path could be taken for it");
+}
+
 Test(proto, a_command_line_is_not_built_from_settings_the_worker_would_refuse)
 {
         ProtoArgv pa;

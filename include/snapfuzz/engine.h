@@ -159,6 +159,13 @@ void engine_target_builtin(const SfBuiltinTarget *t);
  * 64 letters, digits, '_', '-' or '.', not starting with '.'. */
 bool engine_sync_name_valid(const char *name);
 
+/* A string field of a stored crash's crash.json (@crash_dir is
+ * OUT/crashes/<id>, as in SF_EVENT_CRASH): "output" (the target's last
+ * output, with its sanitizer report), "message", "kind"... Returns 0 with
+ * a malloc'd copy in *@ret, -ENOENT when the field is missing or not a
+ * string, or another negative errno. */
+int engine_crash_field(const char *crash_dir, const char *field, char **ret);
+
 /* Whether a failure was caused by what the user gave (an option, a
  * target, a directory, a file, a crash record) rather than by snapfuzz or
  * the system: a front end reports the first as a usage error. */

@@ -9,6 +9,9 @@
  *   -DDROPIN_HEAP_OVERFLOW  a read one byte past a heap copy of the input
  *                           (AddressSanitizer: heap-buffer-overflow)
  *   -DDROPIN_UB             a signed overflow (UBSan, no recovery)
+ *   -DDROPIN_LEAK           64 bytes no pointer reaches (LeakSanitizer)
+ *   -DDROPIN_HANG           an endless loop (a timeout)
+ *   -DDROPIN_OOM            memory touched until the RSS limit stops it
  * With -DDROPIN_MEMCMP_OVERREAD, the one-byte input "M" makes memcmp read 8
  * bytes of it: AddressSanitizer's memcmp interceptor must still report that
  * (ours must not have replaced it).
@@ -22,6 +25,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static volatile int sink;
+static void *volatile kept;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -36,6 +40,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(copy, data, size);
         sink = copy[size];
         free(copy);
+#elif defined(DROPIN_LEAK)
+        kept = malloc(64);
+        memset(kept, (int)size, 64);
+        kept = NULL;
+#elif defined(DROPIN_HANG)
+        for (;;)
+                sink++;
+#elif defined(DROPIN_OOM)
+        for (;;) {
+                char *p = malloc(1 << 20);
+                memset(p, (int)size, 1 << 20);
+                sink += p[size];
+        }
 #elif defined(DROPIN_UB)
         int big = INT_MAX - (int)(size & 1);
         sink = big + (int)data[0];
