@@ -6,16 +6,23 @@
  *             (recursively, dot files left out), each group by size
  *   resume    the control file's results for the same files (by name and
  *             size), when it is a control file of this target's
- *   run       every other input once, in order, in a runner of its own
- *             under the sandbox: its features are the buckets it left in
- *             the coverage map (zeroed before it), all of them, however
- *             many; a crash, hang or OOM skips the input, counted
+ *   run       every other input once, in order, in batches: a batch is a
+ *             seed list for one runner under the sandbox (about 250 ms of
+ *             inputs, at most RECORD_FINDS_SLOTS), which hands back every
+ *             input with all the features it reaches (worker/runner.c, as
+ *             the coordinator's seeds); an input with more features than
+ *             a slot holds runs again alone, and its features are the
+ *             buckets it left in the coverage map, zeroed before it. A
+ *             crash or OOM skips the input, counted; a hang is confirmed
+ *             alone first (in a batch, its features' run shares its
+ *             timeout); the batch goes on after it
  *   select    the output corpus's features count first; the other inputs,
  *             smallest first, are kept when they add a feature (libFuzzer's
  *             greedy pass), then every kept input whose features the
  *             others cover is dropped again, largest first
- *   write     the kept inputs into the output corpus, named by SHA-1,
- *             atomically; one fsync of the directory
+ *   write     the kept inputs into the output corpus, named by SHA-1:
+ *             temporary files, one syncfs, the renames, one fsync of the
+ *             directory
  *
  * Invariants: the output corpus's coverage after the merge is the union of
  * every input's that ran to its end (no feature is lost: a kept input is

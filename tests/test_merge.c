@@ -257,6 +257,27 @@ Test(merge, a_crashing_and_a_hanging_input_are_skipped_and_counted, .timeout = 1
         sf_run_free(&r);
 }
 
+Test(merge, an_input_with_more_features_than_a_slot_holds_keeps_them_all, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char *in = make_dir(dir, "in"), *out = path_of(dir, "out");
+        write_file(in, "wide", "!W", 2);
+        write_file(in, "a", "a", 1);
+        write_file(in, "b", "bb", 2);
+        unsigned long f_in, e_in, f_out, e_out;
+        covcount_dir(in, &f_in, &e_in);
+        cr_assert_gt(f_in, 5000, "the wide input reaches 5000 functions: %lu", f_in);
+
+        SfRun r;
+        run_merge(&r, out, in, NULL);
+        cr_assert_eq(r.exit_code, 0, "exit %d\n%s%s", r.exit_code, r.out, r.err);
+        covcount_dir(out, &f_out, &e_out);
+        cr_expect_eq(f_out, f_in, "features: %lu kept of %lu\n%s", f_out, f_in, r.out);
+        cr_expect_eq(e_out, e_in);
+        cr_expect_gt(summary_number(r.out, "features,"), 5000, "%s", r.out);
+        sf_run_free(&r);
+}
+
 /* Merges @in into a fresh @out with the control file @ctl, SIGKILLed
  * after @kill_ms. */
 static void merge_killed(const char *dir, const char *out, const char *in, const char *ctl,
