@@ -197,7 +197,8 @@ static int merge_list(Merge *m)
         }
         if (l.odd_names)
                 log_warn("%zu files whose names hold a newline are left out", l.odd_names);
-        qsort(l.v, l.n, sizeof(*l.v), listed_cmp);
+        if (l.n)
+                qsort(l.v, l.n, sizeof(*l.v), listed_cmp);
         m->cur.n = l.n;
         m->cur.e = calloc(l.n ? l.n : 1, sizeof(*m->cur.e));
         if (!m->cur.e) {
@@ -239,36 +240,43 @@ static int merge_key(Merge *m)
         return 0;
 }
 
+/* An entry of the old control file, for sorting by name. */
+typedef struct EntryRef {
+        MergeCtlEntry *e;
+} EntryRef;
+
 static int entry_name_cmp(const void *a, const void *b)
 {
-        const MergeCtlEntry *const *x = a, *const *y = b;
-        return strcmp((*x)->name, (*y)->name);
+        const EntryRef *x = a, *y = b;
+        return strcmp(x->e->name, y->e->name);
 }
 
 /* Takes the results @old has for the same files (name and size) into
  * m->cur; features outside this target's map make an entry run again. */
 static int merge_reuse(Merge *m, MergeCtl *old)
 {
-        MergeCtlEntry **by_name = malloc((old->done ? old->done : 1) * sizeof(*by_name));
+        EntryRef *by_name = malloc((old->done ? old->done : 1) * sizeof(*by_name));
         if (!by_name)
                 return -ENOMEM;
         for (size_t i = 0; i < old->done; i++)
-                by_name[i] = &old->e[i];
-        qsort(by_name, old->done, sizeof(*by_name), entry_name_cmp);
-        for (size_t i = 0; i < m->cur.n; i++) {
-                MergeCtlEntry *e = &m->cur.e[i], key = {.name = e->name}, *kp = &key;
-                MergeCtlEntry **hit =
-                    bsearch(&kp, by_name, old->done, sizeof(*by_name), entry_name_cmp);
-                if (!hit || (*hit)->size != e->size || (*hit)->state == MERGECTL_NOT_RUN)
+                by_name[i].e = &old->e[i];
+        if (old->done)
+                qsort(by_name, old->done, sizeof(*by_name), entry_name_cmp);
+        for (size_t i = 0; i < m->cur.n && old->done; i++) {
+                MergeCtlEntry *e = &m->cur.e[i], probe = {.name = e->name};
+                EntryRef key = {.e = &probe};
+                EntryRef *ref = bsearch(&key, by_name, old->done, sizeof(*by_name), entry_name_cmp);
+                MergeCtlEntry *hit = ref ? ref->e : NULL;
+                if (!hit || hit->size != e->size || hit->state == MERGECTL_NOT_RUN)
                         continue;
-                if ((*hit)->state == MERGECTL_DONE && (*hit)->n_ft &&
-                    (*hit)->ft[(*hit)->n_ft - 1] >= m->counters * 8)
+                if (hit->state == MERGECTL_DONE && hit->n_ft &&
+                    hit->ft[hit->n_ft - 1] >= m->counters * 8)
                         continue;
-                e->state = (*hit)->state;
-                memcpy(e->failure, (*hit)->failure, sizeof(e->failure));
-                e->ft = (*hit)->ft;
-                e->n_ft = (*hit)->n_ft;
-                (*hit)->ft = NULL;
+                e->state = hit->state;
+                memcpy(e->failure, hit->failure, sizeof(e->failure));
+                e->ft = hit->ft;
+                e->n_ft = hit->n_ft;
+                hit->ft = NULL;
         }
         free(by_name);
         return 0;
@@ -379,11 +387,13 @@ static int merge_setup(Merge *m)
 /* Reads the first max_len bytes of @e's file into m->buf. 0 or -errno. */
 static int merge_read(Merge *m, const MergeCtlEntry *e, size_t *ret_len, bool *ret_cut)
 {
+        *ret_len = 0;
+        *ret_cut = false;
         int fd = open(e->name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
         size_t len = 0;
-        struct stat st;
+        struct stat st = {0};
         int r = fstat(fd, &st) < 0 ? -errno : 0;
         while (r == 0 && len < m->max_len) {
                 ssize_t n = read(fd, m->buf + len, m->max_len - len);
@@ -859,26 +869,6 @@ static int merge_write(Merge *m, const bool *keep)
 
 /* ---- the whole ---- */
 
-static void merge_summary(const Merge *m)
-{
-        const SfMergeResult *s = m->res;
-        char shown[TERMSAFE_BUF];
-        termsafe_str(shown, sizeof(shown), m->cfg->out_corpus, 512);
-        printf("merge: %zu inputs (%zu in %s already), %zu run now, %zu from the control file\n",
-               s->inputs, s->in_out_corpus, shown, s->inputs - s->reused, s->reused);
-        printf("merge: %zu new files (%" PRIu64 " bytes) added to %s; %" PRIu64
-               " features, %" PRIu64 " of them new\n",
-               s->added, s->added_bytes, shown, s->features, s->new_features);
-        size_t skipped = s->crashed + s->timeouts + s->ooms + s->unreadable + s->failed_before;
-        if (skipped)
-                printf("merge: %zu inputs skipped: %zu crashed, %zu hung, %zu out of memory, %zu "
-                       "unreadable, %zu failed in an earlier run of this merge\n",
-                       skipped, s->crashed, s->timeouts, s->ooms, s->unreadable, s->failed_before);
-        if (s->truncated)
-                printf("merge: %zu inputs longer than %zu bytes ran cut to that length\n",
-                       s->truncated, m->max_len);
-}
-
 /* One phase after the other; the cleanup undoes what merge_setup made. */
 int merge_run(const SfMergeConfig *cfg, SfMergeResult *ret)
 {
@@ -888,13 +878,12 @@ int merge_run(const SfMergeConfig *cfg, SfMergeResult *ret)
 
         *ret = (SfMergeResult){0};
         m.max_len = cfg->run->max_len ? cfg->run->max_len : MERGE_DEFAULT_MAX_LEN;
+        ret->max_len = m.max_len;
         int r = merge_key(&m);
         if (r == 0)
                 r = merge_list(&m);
-        if (r == 0 && m.cur.n == 0) {
-                printf("merge: no inputs in the corpus directories; nothing to do\n");
-                goto out;
-        }
+        if (r == 0 && m.cur.n == 0)
+                goto out; /* nothing to merge */
         if (r == 0)
                 r = merge_load_control(&m, &old);
         bool reuse = r == 0;
@@ -913,8 +902,6 @@ int merge_run(const SfMergeConfig *cfg, SfMergeResult *ret)
                 r = merge_select(&m, keep);
         if (r == 0)
                 r = merge_write(&m, keep);
-        if (r == 0)
-                merge_summary(&m);
 out:
         if (m.ctl_temp)
                 unlink(m.ctl_path);
