@@ -98,6 +98,7 @@ typedef struct Merge {
         uint8_t *pack; /* a batch's inputs (the record's base area) */
         uint64_t batch_id;
         double input_ms; /* how long an input of a batch took, on average; 0: unknown */
+        size_t singles;  /* after a worker was lost in a batch: inputs to run alone */
         int64_t last_ckpt_ms, ckpt_cost_ms, last_progress_ms;
         size_t shown;
 } Merge;
@@ -672,6 +673,7 @@ static int merge_worker_restart(Merge *m, int why, unsigned *lost)
                           strerror(-why));
                 return why;
         }
+        log_warn("the worker process was lost (%s); a new one goes on", strerror(-why));
         return merge_worker_start(m);
 }
 
@@ -692,9 +694,12 @@ static int merge_run_all(Merge *m)
                 MergeBatch b;
                 if (e->state != MERGECTL_NOT_RUN) {
                         /* a result from the control file */
-                } else if (merge_pack(m, i, &b), b.n > 0) {
+                } else if (m->singles == 0 && (merge_pack(m, i, &b), b.n > 0)) {
                         r = merge_run_batch(m, &b);
+                        /* Which input lost the worker? Each alone, for a while. */
+                        m->singles = r < 0 && r != -ENOMEM ? b.n : 0;
                 } else if (e->state == MERGECTL_NOT_RUN) {
+                        m->singles -= m->singles > 0;
                         r = merge_run_one(m, i);
                 }
                 if (r == -ENOMEM)
