@@ -40,26 +40,19 @@ LETTER(n, 41)
 LETTER(o, 43)
 LETTER(p, 47)
 
-/* 5000 functions, w_1000 .. w_5999, and a table of them. */
-#define W(n)                                                                                       \
-        __attribute__((noinline)) static void w_##n(void)                                          \
-        {                                                                                          \
-                sink += n;                                                                         \
-        }
+/* 5000 functions, w_1000 .. w_5999, and a table of them. (Left as
+ * written: clang-format does not settle on lists of macro calls.) */
+/* clang-format off */
+#define W(n) __attribute__((noinline)) static void w_##n(void) { sink += n; }
 #define D0(p, X) X(p##0) X(p##1) X(p##2) X(p##3) X(p##4) X(p##5) X(p##6) X(p##7) X(p##8) X(p##9)
-#define D1(p, X)                                                                                   \
-        D0(p##0, X)                                                                                \
-        D0(p##1, X) D0(p##2, X) D0(p##3, X) D0(p##4, X) D0(p##5, X) D0(p##6, X) D0(p##7, X)        \
-            D0(p##8, X) D0(p##9, X)
-#define D2(p, X)                                                                                   \
-        D1(p##0, X)                                                                                \
-        D1(p##1, X) D1(p##2, X) D1(p##3, X) D1(p##4, X) D1(p##5, X) D1(p##6, X) D1(p##7, X)        \
-            D1(p##8, X) D1(p##9, X)
-D2(1, W)
-D2(2, W) D2(3, W) D2(4, W) D2(5, W)
+#define D1(p, X) D0(p##0, X) D0(p##1, X) D0(p##2, X) D0(p##3, X) D0(p##4, X) \
+                 D0(p##5, X) D0(p##6, X) D0(p##7, X) D0(p##8, X) D0(p##9, X)
+#define D2(p, X) D1(p##0, X) D1(p##1, X) D1(p##2, X) D1(p##3, X) D1(p##4, X) \
+                 D1(p##5, X) D1(p##6, X) D1(p##7, X) D1(p##8, X) D1(p##9, X)
+D2(1, W) D2(2, W) D2(3, W) D2(4, W) D2(5, W)
 #define WREF(n) w_##n,
-    static void (*const wide[])(void) = {D2(1, WREF) D2(2, WREF) D2(3, WREF) D2(4, WREF)
-                                             D2(5, WREF)};
+static void (*const wide[])(void) = {D2(1, WREF) D2(2, WREF) D2(3, WREF) D2(4, WREF) D2(5, WREF)};
+/* clang-format on */
 
 /* Not instrumented: how often its loop runs depends on the clock, and an
  * 8-bit counter that wraps would make its bucket random. */
