@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,30 @@ static int merge_operands(MergeArgs *a, char **ops, int n)
         return 0;
 }
 
+/* What the merge did, on stdout. */
+static void merge_summary(const SfMergeConfig *m, const SfMergeResult *s)
+{
+        char shown[TERMSAFE_BUF];
+        termsafe_str(shown, sizeof(shown), m->out_corpus, 512);
+        if (s->inputs == 0) {
+                printf("merge: no inputs in the corpus directories; nothing to do\n");
+                return;
+        }
+        printf("merge: %zu inputs (%zu in %s already), %zu run now, %zu from the control file\n",
+               s->inputs, s->in_out_corpus, shown, s->inputs - s->reused, s->reused);
+        printf("merge: %zu new files (%" PRIu64 " bytes) added to %s; %" PRIu64
+               " features, %" PRIu64 " of them new\n",
+               s->added, s->added_bytes, shown, s->features, s->new_features);
+        size_t skipped = s->crashed + s->timeouts + s->ooms + s->unreadable + s->failed_before;
+        if (skipped)
+                printf("merge: %zu inputs skipped: %zu crashed, %zu hung, %zu out of memory, %zu "
+                       "unreadable, %zu failed in an earlier run of this merge\n",
+                       skipped, s->crashed, s->timeouts, s->ooms, s->unreadable, s->failed_before);
+        if (s->truncated)
+                printf("merge: %zu inputs longer than %zu bytes ran cut to that length\n",
+                       s->truncated, s->max_len);
+}
+
 /* A bad policy is a usage error, found before anything runs. */
 static int merge_policy(MergeArgs *a, char **ret_policy)
 {
@@ -242,7 +267,9 @@ int merge_cmd(int argc, char **argv)
                 return r;
         r = engine_merge(&a.m, &res);
         free(policy);
-        if (r >= 0)
+        if (r >= 0) {
+                merge_summary(&a.m, &res);
                 return SF_EXIT_OK;
+        }
         return engine_error_is_input(r) ? SF_EXIT_USAGE : SF_EXIT_INTERNAL;
 }

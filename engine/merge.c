@@ -6,16 +6,23 @@
  *             (recursively, dot files left out), each group by size
  *   resume    the control file's results for the same files (by name and
  *             size), when it is a control file of this target's
- *   run       every other input once, in order, in a runner of its own
- *             under the sandbox: its features are the buckets it left in
- *             the coverage map (zeroed before it), all of them, however
- *             many; a crash, hang or OOM skips the input, counted
+ *   run       every other input once, in order, in batches: a batch is a
+ *             seed list for one runner under the sandbox (about 250 ms of
+ *             inputs, at most RECORD_FINDS_SLOTS), which hands back every
+ *             input with all the features it reaches (worker/runner.c, as
+ *             the coordinator's seeds); an input with more features than
+ *             a slot holds runs again alone, and its features are the
+ *             buckets it left in the coverage map, zeroed before it. A
+ *             crash or OOM skips the input, counted; a hang is confirmed
+ *             alone first (in a batch, its features' run shares its
+ *             timeout); the batch goes on after it
  *   select    the output corpus's features count first; the other inputs,
  *             smallest first, are kept when they add a feature (libFuzzer's
  *             greedy pass), then every kept input whose features the
  *             others cover is dropped again, largest first
- *   write     the kept inputs into the output corpus, named by SHA-1,
- *             atomically; one fsync of the directory
+ *   write     the kept inputs into the output corpus, named by SHA-1:
+ *             temporary files, one syncfs, the renames, one fsync of the
+ *             directory
  *
  * Invariants: the output corpus's coverage after the merge is the union of
  * every input's that ran to its end (no feature is lost: a kept input is
@@ -58,6 +65,9 @@
 #define MERGE_FAILS_SHOWN 20         /* skipped inputs named one by one */
 #define MERGE_WORKER_RESTARTS 3      /* a worker lost this often in a row ends the merge */
 #define MERGE_PINNED UINT32_MAX      /* a feature the output corpus has */
+/* A batch lasts about this long (from the inputs' speed so far), so that
+ * a killed merge loses little and a slow input's batch stays short. */
+#define MERGE_BATCH_MS 250.0
 
 typedef struct Listed {
         char *path;
@@ -85,7 +95,10 @@ typedef struct Merge {
         size_t counters;
         Wproc *w;
         WprocConfig wc;
+        uint8_t *pack; /* a batch's inputs (the record's base area) */
         uint64_t batch_id;
+        double input_ms; /* how long an input of a batch took, on average; 0: unknown */
+        size_t singles;  /* after a worker was lost in a batch: inputs to run alone */
         int64_t last_ckpt_ms, ckpt_cost_ms, last_progress_ms;
         size_t shown;
 } Merge;
@@ -185,7 +198,8 @@ static int merge_list(Merge *m)
         }
         if (l.odd_names)
                 log_warn("%zu files whose names hold a newline are left out", l.odd_names);
-        qsort(l.v, l.n, sizeof(*l.v), listed_cmp);
+        if (l.n)
+                qsort(l.v, l.n, sizeof(*l.v), listed_cmp);
         m->cur.n = l.n;
         m->cur.e = calloc(l.n ? l.n : 1, sizeof(*m->cur.e));
         if (!m->cur.e) {
@@ -227,36 +241,43 @@ static int merge_key(Merge *m)
         return 0;
 }
 
+/* An entry of the old control file, for sorting by name. */
+typedef struct EntryRef {
+        MergeCtlEntry *e;
+} EntryRef;
+
 static int entry_name_cmp(const void *a, const void *b)
 {
-        const MergeCtlEntry *const *x = a, *const *y = b;
-        return strcmp((*x)->name, (*y)->name);
+        const EntryRef *x = a, *y = b;
+        return strcmp(x->e->name, y->e->name);
 }
 
 /* Takes the results @old has for the same files (name and size) into
  * m->cur; features outside this target's map make an entry run again. */
 static int merge_reuse(Merge *m, MergeCtl *old)
 {
-        MergeCtlEntry **by_name = malloc((old->done ? old->done : 1) * sizeof(*by_name));
+        EntryRef *by_name = malloc((old->done ? old->done : 1) * sizeof(*by_name));
         if (!by_name)
                 return -ENOMEM;
         for (size_t i = 0; i < old->done; i++)
-                by_name[i] = &old->e[i];
-        qsort(by_name, old->done, sizeof(*by_name), entry_name_cmp);
-        for (size_t i = 0; i < m->cur.n; i++) {
-                MergeCtlEntry *e = &m->cur.e[i], key = {.name = e->name}, *kp = &key;
-                MergeCtlEntry **hit =
-                    bsearch(&kp, by_name, old->done, sizeof(*by_name), entry_name_cmp);
-                if (!hit || (*hit)->size != e->size || (*hit)->state == MERGECTL_NOT_RUN)
+                by_name[i].e = &old->e[i];
+        if (old->done)
+                qsort(by_name, old->done, sizeof(*by_name), entry_name_cmp);
+        for (size_t i = 0; i < m->cur.n && old->done; i++) {
+                MergeCtlEntry *e = &m->cur.e[i], probe = {.name = e->name};
+                EntryRef key = {.e = &probe};
+                EntryRef *ref = bsearch(&key, by_name, old->done, sizeof(*by_name), entry_name_cmp);
+                MergeCtlEntry *hit = ref ? ref->e : NULL;
+                if (!hit || hit->size != e->size || hit->state == MERGECTL_NOT_RUN)
                         continue;
-                if ((*hit)->state == MERGECTL_DONE && (*hit)->n_ft &&
-                    (*hit)->ft[(*hit)->n_ft - 1] >= m->counters * 8)
+                if (hit->state == MERGECTL_DONE && hit->n_ft &&
+                    hit->ft[hit->n_ft - 1] >= m->counters * 8)
                         continue;
-                e->state = (*hit)->state;
-                memcpy(e->failure, (*hit)->failure, sizeof(e->failure));
-                e->ft = (*hit)->ft;
-                e->n_ft = (*hit)->n_ft;
-                (*hit)->ft = NULL;
+                e->state = hit->state;
+                memcpy(e->failure, hit->failure, sizeof(e->failure));
+                e->ft = hit->ft;
+                e->n_ft = hit->n_ft;
+                hit->ft = NULL;
         }
         free(by_name);
         return 0;
@@ -345,7 +366,8 @@ static int merge_setup(Merge *m)
         if (r < 0)
                 return r;
         m->buf = malloc(m->max_len ? m->max_len : 1);
-        if (!m->buf)
+        m->pack = malloc(RECORD_AREA_MIN > m->max_len ? RECORD_AREA_MIN : m->max_len);
+        if (!m->buf || !m->pack)
                 return -ENOMEM;
         m->wc = (WprocConfig){
             .target = m->run->target_abs,
@@ -366,11 +388,13 @@ static int merge_setup(Merge *m)
 /* Reads the first max_len bytes of @e's file into m->buf. 0 or -errno. */
 static int merge_read(Merge *m, const MergeCtlEntry *e, size_t *ret_len, bool *ret_cut)
 {
+        *ret_len = 0;
+        *ret_cut = false;
         int fd = open(e->name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
         size_t len = 0;
-        struct stat st;
+        struct stat st = {0};
         int r = fstat(fd, &st) < 0 ? -errno : 0;
         while (r == 0 && len < m->max_len) {
                 ssize_t n = read(fd, m->buf + len, m->max_len - len);
@@ -512,40 +536,187 @@ static void merge_progress(Merge *m, size_t i)
                  s->crashed + s->timeouts + s->ooms + s->unreadable + s->failed_before);
 }
 
-/* Runs every input the control file had no result for, in order. */
+/* A batch: up to RECORD_FINDS_SLOTS inputs without a result, in order,
+ * packed as a seed list (record_seed_at's format) for one runner. */
+typedef struct MergeBatch {
+        size_t idx[RECORD_FINDS_SLOTS]; /* iteration k runs input idx[k - 1] */
+        size_t n;
+        size_t used; /* bytes of m->pack */
+} MergeBatch;
+
+/* Packs the inputs from @i on that have no result into @b, until one has
+ * a result, the list is full or an input does not fit (an input that does
+ * not fit an empty list is left to merge_run_one). A file that cannot be
+ * read fails here. Returns the index after the last input looked at. */
+static size_t merge_pack(Merge *m, size_t i, MergeBatch *b)
+{
+        size_t cap = wproc_layout(m->w)->area_len;
+        double want = m->input_ms > 0 ? MERGE_BATCH_MS / m->input_ms : 4;
+        size_t most = want < 1 ? 1 : want > RECORD_FINDS_SLOTS ? RECORD_FINDS_SLOTS : (size_t)want;
+        b->n = b->used = 0;
+        for (; i < m->cur.n && b->n < most; i++) {
+                MergeCtlEntry *e = &m->cur.e[i];
+                size_t len;
+                bool cut;
+                if (e->state != MERGECTL_NOT_RUN || e->size + 4 > cap - b->used)
+                        break;
+                int r = merge_read(m, e, &len, &cut);
+                if (r < 0) {
+                        merge_fail(m, e, "unreadable", strerror(-r));
+                        continue;
+                }
+                if (len + 4 > cap - b->used)
+                        break; /* it grew since it was listed: read again, alone */
+                m->res->truncated += cut;
+                e->size = len;
+                uint8_t *p = m->pack + b->used;
+                p[0] = (uint8_t)len;
+                p[1] = (uint8_t)(len >> 8);
+                p[2] = (uint8_t)(len >> 16);
+                p[3] = (uint8_t)(len >> 24);
+                memcpy(p + 4, m->buf, len);
+                b->used += 4 + len;
+                b->idx[b->n++] = i;
+        }
+        return i;
+}
+
+/* The features the runner wrote next to each input it handed back (the
+ * runner hands back every seed and runs it once more for them,
+ * worker/runner.c). Inputs whose features did not fit the slot are marked
+ * for a run alone (@redo). */
+static int merge_take_finds(Merge *m, const MergeBatch *b, bool *redo)
+{
+        void *region = wproc_region(m->w);
+        const RecordLayout *l = wproc_layout(m->w);
+        uint32_t used = __atomic_load_n(&record_finds(region, l)->used, __ATOMIC_ACQUIRE);
+        for (uint32_t s = 0; s < used && s < RECORD_FINDS_SLOTS; s++) {
+                const RecordFindSlot *fs = record_find_slot(region, l, s);
+                const RecordFindFeatures *ff = record_find_features(region, l, s);
+                uint32_t complete = __atomic_load_n(&ff->complete, __ATOMIC_ACQUIRE);
+                if (fs->iteration < 1 || fs->iteration > b->n || ff->n > RECORD_FIND_FEATURES)
+                        continue;
+                size_t k = (size_t)fs->iteration - 1;
+                MergeCtlEntry *e = &m->cur.e[b->idx[k]];
+                if (complete == RECORD_FEATURES_TRUNCATED)
+                        redo[k] = true;
+                if (complete != RECORD_FEATURES_COMPLETE)
+                        continue;
+                uint32_t *ft = malloc((ff->n ? ff->n : 1) * sizeof(*ft));
+                if (!ft)
+                        return -ENOMEM;
+                memcpy(ft, ff->id, ff->n * sizeof(*ft));
+                free(e->ft);
+                e->ft = ft;
+                e->n_ft = ff->n;
+                e->state = MERGECTL_DONE;
+        }
+        return 0;
+}
+
+/* Runs @b in one runner. Inputs before the one a runner died on (all of
+ * them when none did) get their results; a rejected input (no features
+ * handed back) reaches nothing. The one it died on fails, except a hang,
+ * which is confirmed alone (in the batch, its second run for the features
+ * counts against the same timeout). Inputs after it keep no result and go
+ * into the next batch. 0, or a negative errno as merge_run_one. */
+static int merge_run_batch(Merge *m, const MergeBatch *b)
+{
+        WprocBatch wb = {
+            .batch_id = ++m->batch_id,
+            .mode = RECORD_MODE_SEEDS,
+            .iters = b->n,
+            .chain_len = 1,
+            .base = m->pack,
+            .base_len = b->used,
+            .quiet = 1,
+        };
+        cJSON *ev = NULL;
+        ProtoEnd end;
+        bool redo[RECORD_FINDS_SLOTS] = {0};
+        int64_t t0 = clock_now_ns();
+        int r = wproc_run_batch(m->w, &wb, &ev);
+        double ms = (double)(clock_now_ns() - t0) / 1e6 / (double)b->n + 1e-3;
+        m->input_ms = m->input_ms > 0 ? 0.7 * m->input_ms + 0.3 * ms : ms;
+        if (r == 0)
+                r = proto_end_parse(ev, &end) < 0 ? -EPROTO : merge_take_finds(m, b, redo);
+        size_t died = r == 0 && end.died ? (size_t)end.count : 0;
+        for (size_t k = 0; r == 0 && k < b->n && (!died || k + 1 < died); k++) {
+                MergeCtlEntry *e = &m->cur.e[b->idx[k]];
+                if (redo[k])
+                        r = merge_run_one(m, b->idx[k]);
+                else if (e->state == MERGECTL_NOT_RUN)
+                        e->state = MERGECTL_DONE; /* rejected: no features */
+        }
+        if (r == 0 && died >= 1 && died <= b->n) {
+                MergeCtlEntry *e = &m->cur.e[b->idx[died - 1]];
+                Classification c;
+                classify_death(ev, &c);
+                if (strcmp(c.kind, "timeout") == 0)
+                        r = merge_run_one(m, b->idx[died - 1]);
+                else
+                        merge_died(m, e, ev);
+        } else if (r == 0 && end.died) {
+                r = merge_run_one(m, b->idx[0]); /* died before any input: alone */
+        }
+        cJSON_Delete(ev);
+        return r;
+}
+
+/* After the worker failed: a new one, unless that happened too often. */
+static int merge_worker_restart(Merge *m, int why, unsigned *lost)
+{
+        wproc_free(m->w);
+        m->w = NULL;
+        if (++*lost >= MERGE_WORKER_RESTARTS) {
+                log_error("the worker process was lost %u times in a row: %s", *lost,
+                          strerror(-why));
+                return why;
+        }
+        log_warn("the worker process was lost (%s); a new one goes on", strerror(-why));
+        return merge_worker_start(m);
+}
+
+/* Runs every input the control file had no result for, in order, in
+ * batches; the control file's prefix of results grows as they end. */
 static int merge_run_all(Merge *m)
 {
         unsigned lost = 0;
+        size_t i = 0;
         m->last_progress_ms = clock_now_ms();
-        for (size_t i = 0; i < m->cur.n; i++) {
+        for (size_t k = 0; k < m->cur.n; k++) {
+                m->res->reused += m->cur.e[k].state != MERGECTL_NOT_RUN;
+                m->res->failed_before += m->cur.e[k].state == MERGECTL_FAILED;
+        }
+        while (i < m->cur.n) {
                 MergeCtlEntry *e = &m->cur.e[i];
+                int r = 0;
+                MergeBatch b;
                 if (e->state != MERGECTL_NOT_RUN) {
-                        m->res->reused++;
-                        m->res->failed_before += e->state == MERGECTL_FAILED;
-                } else {
-                        int r = merge_run_one(m, i);
-                        if (r == -ENOMEM)
-                                return r;
-                        lost = r < 0 ? lost + 1 : 0;
-                        if (r < 0) {
-                                wproc_free(m->w);
-                                m->w = NULL;
-                                if (lost >= MERGE_WORKER_RESTARTS) {
-                                        log_error("the worker process was lost %u times in a "
-                                                  "row: %s",
-                                                  lost, strerror(-r));
-                                        return r;
-                                }
-                                r = merge_worker_start(m);
-                                if (r < 0)
-                                        return r;
-                        }
+                        /* a result from the control file */
+                } else if (m->singles == 0 && (merge_pack(m, i, &b), b.n > 0)) {
+                        r = merge_run_batch(m, &b);
+                        /* Which input lost the worker? Each alone, for a while. */
+                        m->singles = r < 0 && r != -ENOMEM ? b.n : 0;
+                } else if (e->state == MERGECTL_NOT_RUN) {
+                        m->singles -= m->singles > 0;
+                        r = merge_run_one(m, i);
                 }
-                m->cur.done = i + 1;
-                int r = merge_checkpoint(m, false);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && (r = merge_worker_restart(m, r, &lost)) < 0)
+                        return r;
+                if (r == 0 && e->state != MERGECTL_NOT_RUN)
+                        lost = 0;
+                /* Results may end before the batch did (a death): go on
+                 * from the first input without one. */
+                while (i < m->cur.n && m->cur.e[i].state != MERGECTL_NOT_RUN)
+                        i++;
+                m->cur.done = i;
+                r = merge_checkpoint(m, false);
                 if (r < 0)
                         return r;
-                merge_progress(m, i + 1);
+                merge_progress(m, i);
         }
         return merge_checkpoint(m, true);
 }
@@ -625,21 +796,24 @@ static int merge_select(Merge *m, bool *keep)
 
 /* ---- write ---- */
 
-static int merge_write(Merge *m, const bool *keep)
+/* A kept input on its way into the output corpus: written to a
+ * temporary file first, renamed once every one is durable. */
+typedef struct Pending {
+        char name[SHA1_HEX_LEN];
+        char tmp[FS_TMP_NAME_MAX];
+        size_t len;
+} Pending;
+
+/* Writes the kept inputs that are not there yet to temporary files in
+ * @dfd (no fsync each: one syncfs for all). Returns how many in *@ret_n,
+ * 0 or -errno. */
+static int merge_write_tmps(Merge *m, const bool *keep, int dfd, Pending *p, size_t *ret_n)
 {
         char shown[TERMSAFE_BUF];
-        int dfd = open(m->cfg->out_corpus, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-        if (dfd < 0) {
-                log_error("output corpus %s: %s",
-                          termsafe_str(shown, sizeof(shown), m->cfg->out_corpus, 512),
-                          strerror(errno));
-                return -errno;
-        }
-        int r = 0;
-        for (size_t i = 0; r == 0 && i < m->cur.n; i++) {
+        size_t n = 0;
+        for (size_t i = 0; i < m->cur.n; i++) {
                 size_t len;
                 bool cut;
-                char name[SHA1_HEX_LEN];
                 if (!keep[i])
                         continue;
                 if (merge_read(m, &m->cur.e[i], &len, &cut) < 0 || len != m->cur.e[i].size) {
@@ -647,44 +821,58 @@ static int merge_write(Merge *m, const bool *keep)
                                  termsafe_str(shown, sizeof(shown), m->cur.e[i].name, 512));
                         continue;
                 }
-                sha1_hex(m->buf, len, name);
-                if (faccessat(dfd, name, F_OK, 0) == 0)
+                sha1_hex(m->buf, len, p[n].name);
+                if (faccessat(dfd, p[n].name, F_OK, 0) == 0)
                         continue; /* the same bytes are there already */
-                r = fs_write_atomic_file(dfd, name, m->buf, len);
-                m->res->added += r == 0;
-                m->res->added_bytes += r == 0 ? len : 0;
+                int r =
+                    fs_write_tmp(dfd, p[n].name, m->buf, len, false, p[n].tmp, sizeof(p[n].tmp));
+                if (r < 0) {
+                        *ret_n = n;
+                        return r;
+                }
+                p[n++].len = len;
+        }
+        *ret_n = n;
+        return 0;
+}
+
+/* Into the output corpus, atomically and durably: every file written to a
+ * temporary name, one syncfs, then the renames and one fsync of the
+ * directory (one fsync per file would cost more than the merge on a busy
+ * disk). */
+static int merge_write(Merge *m, const bool *keep)
+{
+        char shown[TERMSAFE_BUF];
+        size_t n = 0;
+        Pending *p = calloc(m->cur.n ? m->cur.n : 1, sizeof(*p));
+        int dfd = open(m->cfg->out_corpus, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+        int r = !p ? -ENOMEM : dfd < 0 ? -errno : 0;
+        if (r == 0)
+                r = merge_write_tmps(m, keep, dfd, p, &n);
+        if (r == 0 && syncfs(dfd) < 0)
+                r = -errno;
+        for (size_t k = 0; k < n; k++) {
+                int c = r == 0 ? fs_commit_tmp(dfd, p[k].tmp, p[k].name) : -ECANCELED;
+                if (c < 0)
+                        unlinkat(dfd, p[k].tmp, 0);
+                if (c < 0 && r == 0)
+                        r = c;
+                m->res->added += c == 0;
+                m->res->added_bytes += c == 0 ? p[k].len : 0;
         }
         if (r == 0)
                 r = fs_fsync_dir(dfd);
-        if (r < 0)
+        if (r < 0 && r != -ENOMEM)
                 log_error("cannot write into the output corpus %s: %s",
                           termsafe_str(shown, sizeof(shown), m->cfg->out_corpus, 512),
                           strerror(-r));
-        close(dfd);
+        if (dfd >= 0)
+                close(dfd);
+        free(p);
         return r;
 }
 
 /* ---- the whole ---- */
-
-static void merge_summary(const Merge *m)
-{
-        const SfMergeResult *s = m->res;
-        char shown[TERMSAFE_BUF];
-        termsafe_str(shown, sizeof(shown), m->cfg->out_corpus, 512);
-        printf("merge: %zu inputs (%zu in %s already), %zu run now, %zu from the control file\n",
-               s->inputs, s->in_out_corpus, shown, s->inputs - s->reused, s->reused);
-        printf("merge: %zu new files (%" PRIu64 " bytes) added to %s; %" PRIu64
-               " features, %" PRIu64 " of them new\n",
-               s->added, s->added_bytes, shown, s->features, s->new_features);
-        size_t skipped = s->crashed + s->timeouts + s->ooms + s->unreadable + s->failed_before;
-        if (skipped)
-                printf("merge: %zu inputs skipped: %zu crashed, %zu hung, %zu out of memory, %zu "
-                       "unreadable, %zu failed in an earlier run of this merge\n",
-                       skipped, s->crashed, s->timeouts, s->ooms, s->unreadable, s->failed_before);
-        if (s->truncated)
-                printf("merge: %zu inputs longer than %zu bytes ran cut to that length\n",
-                       s->truncated, m->max_len);
-}
 
 /* One phase after the other; the cleanup undoes what merge_setup made. */
 int merge_run(const SfMergeConfig *cfg, SfMergeResult *ret)
@@ -695,13 +883,12 @@ int merge_run(const SfMergeConfig *cfg, SfMergeResult *ret)
 
         *ret = (SfMergeResult){0};
         m.max_len = cfg->run->max_len ? cfg->run->max_len : MERGE_DEFAULT_MAX_LEN;
+        ret->max_len = m.max_len;
         int r = merge_key(&m);
         if (r == 0)
                 r = merge_list(&m);
-        if (r == 0 && m.cur.n == 0) {
-                printf("merge: no inputs in the corpus directories; nothing to do\n");
-                goto out;
-        }
+        if (r == 0 && m.cur.n == 0)
+                goto out; /* nothing to merge */
         if (r == 0)
                 r = merge_load_control(&m, &old);
         bool reuse = r == 0;
@@ -720,14 +907,13 @@ int merge_run(const SfMergeConfig *cfg, SfMergeResult *ret)
                 r = merge_select(&m, keep);
         if (r == 0)
                 r = merge_write(&m, keep);
-        if (r == 0)
-                merge_summary(&m);
 out:
         if (m.ctl_temp)
                 unlink(m.ctl_path);
         free(keep);
         wproc_free(m.w);
         free(m.buf);
+        free(m.pack);
         coverage_shared_unmap(m.cov);
         if (m.cov_fd >= 0)
                 close(m.cov_fd);

@@ -50,9 +50,10 @@ static bool take_u64(const char **p, const char *end, uint64_t max, uint64_t *re
         if (s >= end || *s < '0' || *s > '9')
                 return false;
         for (; s < end && *s >= '0' && *s <= '9'; s++) {
-                if (v > (max - (uint64_t)(*s - '0')) / 10)
+                uint64_t d = (uint64_t)(*s - '0');
+                if (d > max || v > (max - d) / 10)
                         return false;
-                v = v * 10 + (uint64_t)(*s - '0');
+                v = v * 10 + d;
         }
         if (s < end && *s != ' ')
                 return false;
@@ -111,7 +112,11 @@ static int parse_header(Lines *l, MergeCtl *c, char *err, size_t errlen)
         const char *p, *end;
         uint64_t n, m;
 
-        if (!lines_next(l, &p, &end) || !take_u64(&p, end, MERGECTL_MAX_INPUTS, &n) || n == 0) {
+        /* Each input takes a line of two bytes at least: a first line
+         * promising more than the file can hold allocates nothing. */
+        uint64_t most = (uint64_t)(l->end - l->p) / 2;
+        if (!lines_next(l, &p, &end) || !take_u64(&p, end, MERGECTL_MAX_INPUTS, &n) || n == 0 ||
+            n > most) {
                 snprintf(err, errlen, "line 1 is not a number of inputs (1 to %u)",
                          MERGECTL_MAX_INPUTS);
                 return -EINVAL;

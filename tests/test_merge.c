@@ -257,6 +257,27 @@ Test(merge, a_crashing_and_a_hanging_input_are_skipped_and_counted, .timeout = 1
         sf_run_free(&r);
 }
 
+Test(merge, an_input_with_more_features_than_a_slot_holds_keeps_them_all, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char *in = make_dir(dir, "in"), *out = path_of(dir, "out");
+        write_file(in, "wide", "!W", 2);
+        write_file(in, "a", "a", 1);
+        write_file(in, "b", "bb", 2);
+        unsigned long f_in, e_in, f_out, e_out;
+        covcount_dir(in, &f_in, &e_in);
+        cr_assert_gt(f_in, 5000, "the wide input reaches 5000 functions: %lu", f_in);
+
+        SfRun r;
+        run_merge(&r, out, in, NULL);
+        cr_assert_eq(r.exit_code, 0, "exit %d\n%s%s", r.exit_code, r.out, r.err);
+        covcount_dir(out, &f_out, &e_out);
+        cr_expect_eq(f_out, f_in, "features: %lu kept of %lu\n%s", f_out, f_in, r.out);
+        cr_expect_eq(e_out, e_in);
+        cr_expect_gt(summary_number(r.out, "features,"), 5000, "%s", r.out);
+        sf_run_free(&r);
+}
+
 /* Merges @in into a fresh @out with the control file @ctl, SIGKILLed
  * after @kill_ms. */
 static void merge_killed(const char *dir, const char *out, const char *in, const char *ctl,
@@ -314,6 +335,55 @@ Test(merge, a_killed_merge_resumes_and_ends_with_the_same_result, .timeout = 300
         sf_run_free(&r);
         sf_run_free(&whole);
         sf_run_free(&again);
+}
+
+/* The pid of @parent's child whose command line has "__worker", or 0. */
+static pid_t worker_of(pid_t parent)
+{
+        char path[128];
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)parent, (int)parent);
+        FILE *f = fopen(path, "r");
+        int child;
+        pid_t found = 0;
+        while (f && !found && fscanf(f, "%d", &child) == 1) {
+                snprintf(path, sizeof(path), "/proc/%d/cmdline", child);
+                size_t len;
+                char *cmd = (char *)sf_read(path, &len);
+                if (cmd && len > 9 && memmem(cmd, len, "__worker", 8))
+                        found = child;
+                free(cmd);
+        }
+        if (f)
+                fclose(f);
+        return found;
+}
+
+Test(merge, goes_on_when_its_worker_is_killed, .timeout = 120)
+{
+        unsigned seed = seed_from_env();
+        char *dir = sf_tmpdir();
+        char *in = make_dir(dir, "in"), *out = path_of(dir, "out");
+        random_corpus(in, &seed, 50, "!S"); /* 40 ms each */
+        unsigned long f_in, e_in, f_out, e_out;
+        covcount_dir(in, &f_in, &e_in);
+
+        const char *args[] = {"merge", sf_target("mergecov"), out, in, NULL};
+        pid_t pid = sf_start(dir, args);
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+        pid_t worker = worker_of(pid);
+        cr_assert_gt(worker, 0, "the merge has a worker");
+        cr_assert_eq(kill(worker, SIGKILL), 0);
+        cr_assert_eq(sf_wait(pid, 60), 0, "the merge ends well");
+        char *err_path = path_of(dir, "stderr");
+        size_t len;
+        char *err = (char *)sf_read(err_path, &len);
+        cr_expect(err && strstr(err, "the worker process was lost"), "said so:\n%s", err);
+        covcount_dir(out, &f_out, &e_out);
+        cr_expect_eq(f_out, f_in, "features: %lu kept of %lu", f_out, f_in);
+        cr_expect_eq(e_out, e_in);
+        free(err);
+        free(err_path);
 }
 
 /* The control files a merge refuses, each with one line and exit 2, and

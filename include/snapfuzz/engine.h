@@ -211,7 +211,7 @@ typedef struct SfMergeConfig {
          * build or other options) is replaced, as libFuzzer does, instead
          * of refused with -EINVAL (the command line's choice). */
         bool replace_bad_control;
-        bool quiet; /* no progress lines (the summary and errors still) */
+        bool quiet; /* no progress lines on stderr (warnings and errors still) */
 } SfMergeConfig;
 
 /* What a merge did (engine_merge fills it, also when it fails midway). */
@@ -229,13 +229,15 @@ typedef struct SfMergeResult {
         size_t unreadable;     /* files that vanished or could not be read (skipped) */
         size_t failed_before;  /* inputs a killed run of this merge saw fail (skipped) */
         size_t truncated;      /* inputs longer than max_len, run and kept cut */
+        size_t max_len;        /* the length inputs are cut to */
 } SfMergeResult;
 
 /* Keeps the smallest set of inputs with the coverage of all of them
  * (libFuzzer's -merge=1, afl-cmin): every input runs once in a sandboxed
  * runner; a crash or a hang skips that input (counted) and the merge goes
  * on. Features are snapfuzz's (edges with hit-count buckets, the stack
- * depth, with value_profile the comparisons'). Returns 0, or a negative
+ * depth, with value_profile the comparisons'). Prints nothing on stdout:
+ * the front end reports what @ret says. Returns 0, or a negative
  * errno after one line: -EINVAL (a control file that is none, or is for
  * another target, without replace_bad_control), -ENOENT/-ENOTDIR/-EACCES
  * (a directory or the control file), -ENOEXEC (the target). */

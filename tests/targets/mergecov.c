@@ -4,7 +4,8 @@
  * in hit-count buckets ("a" and "aaaa" are different features). Inputs
  * starting "!C" abort, "!H" hang, and "!S" spin 40 ms on the clock (no
  * syscall) before going on, so that a merge takes long enough to be killed
- * in the middle.
+ * in the middle. Inputs starting "!W" call 5000 functions, each a counter of
+ * its own: more features than one find slot holds (RECORD_FIND_FEATURES).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,20 @@ LETTER(n, 41)
 LETTER(o, 43)
 LETTER(p, 47)
 
+/* 5000 functions, w_1000 .. w_5999, and a table of them. (Left as
+ * written: clang-format does not settle on lists of macro calls.) */
+/* clang-format off */
+#define W(n) __attribute__((noinline)) static void w_##n(void) { sink += n; }
+#define D0(p, X) X(p##0) X(p##1) X(p##2) X(p##3) X(p##4) X(p##5) X(p##6) X(p##7) X(p##8) X(p##9)
+#define D1(p, X) D0(p##0, X) D0(p##1, X) D0(p##2, X) D0(p##3, X) D0(p##4, X) \
+                 D0(p##5, X) D0(p##6, X) D0(p##7, X) D0(p##8, X) D0(p##9, X)
+#define D2(p, X) D1(p##0, X) D1(p##1, X) D1(p##2, X) D1(p##3, X) D1(p##4, X) \
+                 D1(p##5, X) D1(p##6, X) D1(p##7, X) D1(p##8, X) D1(p##9, X)
+D2(1, W) D2(2, W) D2(3, W) D2(4, W) D2(5, W)
+#define WREF(n) w_##n,
+static void (*const wide[])(void) = {D2(1, WREF) D2(2, WREF) D2(3, WREF) D2(4, WREF) D2(5, WREF)};
+/* clang-format on */
+
 /* Not instrumented: how often its loop runs depends on the clock, and an
  * 8-bit counter that wraps would make its bucket random. */
 __attribute__((no_sanitize("coverage"), noinline)) static void spin_ms(long ms)
@@ -59,6 +74,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         ;
         if (size >= 2 && data[0] == '!' && data[1] == 'S')
                 spin_ms(40);
+        if (size >= 2 && data[0] == '!' && data[1] == 'W')
+                for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]); i++)
+                        wide[i]();
         for (size_t i = 0; i < size; i++) {
                 switch (data[i]) {
                 case 'a':
