@@ -149,8 +149,9 @@ static int quarantine_put(const CrashesArgs *a, Quarantine *q)
 static int edit_lock(const char *out_dir, int *ret_fd)
 {
         pid_t holder = 0;
+        *ret_fd = -1;
         int dirfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int r = dirfd < 0 ? -errno : fs_lock_dir(dirfd, ".quarantine.lock", ret_fd, &holder);
+        int r = dirfd < 0 ? -EACCES : fs_lock_dir(dirfd, ".quarantine.lock", ret_fd, &holder);
         if (dirfd >= 0)
                 close(dirfd);
         if (r == -EBUSY) {
@@ -173,7 +174,7 @@ static int quarantine_edit(const CrashesArgs *a)
         char err[1024], safe[TERMSAFE_BUF];
         const char *id = a->quarantine ? a->quarantine : a->unquarantine;
 
-        int lock_fd;
+        int lock_fd = -1;
         int r = edit_lock(a->out_dir, &lock_fd);
         if (r)
                 return r;
