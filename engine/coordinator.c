@@ -848,6 +848,16 @@ static bool seeds_only_done(const Coordinator *c)
         return c->cfg->seeds_only && !schedule_seeds_left(c->sched);
 }
 
+/* Without --keep-going no batch starts while a death is being recovered:
+ * it may end the run. Once a quarantined crash has been met, its deaths are
+ * expected again and again, and the workers go on meanwhile (a crash that
+ * is not quarantined still stops the run when it is stored, a few batches
+ * later; what those batches find is stored too). */
+static bool crash_hold(const Coordinator *c)
+{
+        return !c->cfg->keep_going && c->crash_pending > 0 && c->quarantined == 0;
+}
+
 static bool any_busy(const Coordinator *c);
 
 static void check_seeds_only(Coordinator *c)
@@ -858,7 +868,7 @@ static void check_seeds_only(Coordinator *c)
 
 static void dispatch(Coordinator *c)
 {
-        if (c->stopping || (!c->cfg->keep_going && c->crash_pending > 0) || seeds_only_done(c))
+        if (c->stopping || crash_hold(c) || seeds_only_done(c))
                 return;
         for (unsigned i = 0; i < c->n_slots; i++)
                 if (c->slots[i].alive && !c->slots[i].busy)

@@ -378,3 +378,33 @@ Test(regress, a_stored_crash_that_cannot_be_replayed_is_not_a_pass)
         sf_run_free(&r);
         free(id);
 }
+
+Test(regress, a_crash_that_is_not_quarantined_still_stops_the_run)
+{
+        char *dir = sf_tmpdir(), out[600];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        const char *seeds_in[] = {"A", NULL};
+        char *seeds = corpus_dir(dir, "seeds", seeds_in);
+        SfRun r;
+        const char *first[] = {"run", sf_target("twobugs"), seeds, "--out", out, "--workers",
+                               "1",   "--max-total-time",   "60",  NULL};
+        sf_run(&r, 120, first);
+        cr_assert_eq(r.exit_code, 1, "%s", r.err);
+        sf_run_free(&r);
+        char *id = sf_only_crash(out);
+        const char *q[] = {"crashes", "--out", out, "--quarantine", id, NULL};
+        sf_run(&r, 30, q);
+        cr_assert_eq(r.exit_code, 0, "%s", r.err);
+        sf_run_free(&r);
+
+        /* The seed hits the quarantined bug at once, over and over; the
+         * other one ('B') is a byte away and ends the run when stored. */
+        const char *again[] = {"run", sf_target("twobugs"), seeds, "--out", out, "--workers",
+                               "1",   "--max-total-time",   "60",  NULL};
+        sf_run(&r, 120, again);
+        cr_expect_eq(r.exit_code, 1, "the new crash fails the run:\n%s", r.err);
+        cr_expect_eq(sf_count_crashes(out), 2);
+        cr_expect(!strstr(r.err, "[  60."), "it stopped at the new crash:\n%s", r.err);
+        sf_run_free(&r);
+        free(id);
+}
