@@ -365,7 +365,8 @@ def scenario(kind, doc, tmp):
     p = subprocess.run([BIN, "crashes", "--out", os.path.join(dev, "fuzz-out"),
                         "--quarantine", crash_id, "--reason", "tracked in issue 42"],
                        capture_output=True, text=True)
-    check(p.returncode == 0, f"{kind} D: snapfuzz crashes --quarantine {crash_id}")
+    if not check(p.returncode == 0, f"{kind} D: snapfuzz crashes --quarantine {crash_id}"):
+        return
     d = ctx("D", quarantine=os.path.join(dev, "fuzz-out", "quarantine.json"))
     status, steps = pipeline(doc, d, pr)
     rc, out = step_out(steps, regress_word)
