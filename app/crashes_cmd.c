@@ -8,15 +8,18 @@
  * string reaches the terminal through core/termsafe.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "app/cliopt.h"
 #include "app/crashes_cmd.h"
 #include "core/crashstore.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 #include "core/msg.h"
 #include "core/termsafe.h"
@@ -140,17 +143,45 @@ static int quarantine_put(const CrashesArgs *a, Quarantine *q)
         return r < 0 ? SF_EXIT_INTERNAL : 0;
 }
 
+/* Two edits of the list at once would lose one: each holds
+ * OUT/.quarantine.lock (a campaign holds OUT/.lock, and may run on). 0 with
+ * the lock in *@ret_fd, or an exit status after a line. */
+static int edit_lock(const char *out_dir, int *ret_fd)
+{
+        pid_t holder = 0;
+        *ret_fd = -1;
+        int dirfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = dirfd < 0 ? -EACCES : fs_lock_dir(dirfd, ".quarantine.lock", ret_fd, &holder);
+        if (dirfd >= 0)
+                close(dirfd);
+        if (r == -EBUSY) {
+                log_error("another snapfuzz (pid %ld) is changing %s/%s; try again when it is done",
+                          (long)holder, out_dir, QUARANTINE_FILE);
+                return SF_EXIT_USAGE;
+        }
+        if (r < 0) {
+                log_error("cannot lock %s/%s: %s", out_dir, QUARANTINE_FILE, strerror(-r));
+                return SF_EXIT_INTERNAL;
+        }
+        return 0;
+}
+
 /* --quarantine or --unquarantine: the list is read, changed and written
- * back atomically. */
+ * back atomically, under edit_lock. */
 static int quarantine_edit(const CrashesArgs *a)
 {
         Quarantine *q;
         char err[1024], safe[TERMSAFE_BUF];
         const char *id = a->quarantine ? a->quarantine : a->unquarantine;
 
-        int r = quarantine_load(a->out_dir, &q, err, sizeof(err));
+        int lock_fd = -1;
+        int r = edit_lock(a->out_dir, &lock_fd);
+        if (r)
+                return r;
+        r = quarantine_load(a->out_dir, &q, err, sizeof(err));
         if (r < 0) {
                 log_error("%s", err);
+                close(lock_fd);
                 return r == -EBADMSG ? SF_EXIT_USAGE : SF_EXIT_INTERNAL;
         }
         if (a->quarantine) {
@@ -170,6 +201,7 @@ static int quarantine_edit(const CrashesArgs *a)
                                      : "is no longer quarantined",
                        a->out_dir, QUARANTINE_FILE, quarantine_count(q));
         quarantine_free(q);
+        close(lock_fd);
         return r;
 }
 

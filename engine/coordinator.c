@@ -973,9 +973,19 @@ static void dispatch_one(Coordinator *c, Slot *s)
         s->seen_count = 0;
 }
 
+/* Without --keep-going no batch starts while a death is being recovered:
+ * it may end the run. Once a quarantined crash has been met, its deaths are
+ * expected again and again, and the workers go on meanwhile (a crash that
+ * is not quarantined still stops the run when it is stored, a few batches
+ * later; what those batches find is stored too). */
+static bool crash_hold(const Coordinator *c)
+{
+        return !c->cfg->keep_going && c->crash_pending > 0 && c->quarantined == 0;
+}
+
 static void dispatch(Coordinator *c)
 {
-        if (c->stopping || (!c->cfg->keep_going && c->crash_pending > 0))
+        if (c->stopping || crash_hold(c))
                 return;
         /* libFuzzer's -runs=0: the seeds, and nothing after them. */
         if (c->cfg->seeds_only && !schedule_seeds_left(c->sched))

@@ -254,22 +254,21 @@ int quarantine_add(Quarantine *q, const char *id, const char *signature, const c
             strlen(signature) > QUARANTINE_MAX_SIGNATURE || strlen(reason) > QUARANTINE_MAX_REASON)
                 return -EINVAL;
         char *sig = strdup(signature), *why = strdup(reason);
-        QuarantineEntry *e = find_id(q, id);
         int r = sig && why ? 0 : -ENOMEM;
-        if (r == 0 && !e) {
+        QuarantineEntry *e = find_id(q, id);
+        if (r == 0 && !e)
                 r = grow(q);
-                if (r == 0) {
-                        e = &q->v[q->n++];
-                        memset(e, 0, sizeof(*e));
-                        snprintf(e->id, sizeof(e->id), "%s", id);
-                }
-        } else if (r == 0) {
-                entry_deinit(e);
-        }
         if (r < 0) {
                 free(sig);
                 free(why);
                 return r;
+        }
+        if (e) {
+                entry_deinit(e);
+        } else {
+                e = &q->v[q->n++];
+                memset(e, 0, sizeof(*e));
+                snprintf(e->id, sizeof(e->id), "%s", id);
         }
         e->signature = sig;
         e->reason = why;

@@ -77,6 +77,12 @@ static void stored_verdict(Regress *g, cJSON *item, const char *id, int r, const
         if (!why && r == REPRODUCE_CRASHES)
                 why = quarantine_find(g->quarantine, now->id, now->signature);
         cJSON_AddStringToObject(item, "kind", conf->kind);
+        /* The stored sandbox was not used (or a looser one is): a verdict
+         * to read with that in mind. */
+        if (conf->note[0]) {
+                log_info("crash %s: note: %s", id, conf->note);
+                cJSON_AddStringToObject(item, "sandbox_note", conf->note);
+        }
         if (why)
                 cJSON_AddStringToObject(item, "quarantine_reason", why);
         if (r == REPRODUCE_FIXED) {

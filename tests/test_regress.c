@@ -9,6 +9,7 @@
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,4 +378,55 @@ Test(regress, a_stored_crash_that_cannot_be_replayed_is_not_a_pass)
         free(res);
         sf_run_free(&r);
         free(id);
+}
+
+Test(regress, a_crash_that_is_not_quarantined_still_stops_the_run)
+{
+        char *dir = sf_tmpdir(), out[600];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        const char *seeds_in[] = {"A", NULL};
+        char *seeds = corpus_dir(dir, "seeds", seeds_in);
+        SfRun r;
+        const char *first[] = {"run", sf_target("twobugs"), seeds, "--out", out, "--workers",
+                               "1",   "--max-total-time",   "60",  NULL};
+        sf_run(&r, 120, first);
+        cr_assert_eq(r.exit_code, 1, "%s", r.err);
+        sf_run_free(&r);
+        char *id = sf_only_crash(out);
+        const char *q[] = {"crashes", "--out", out, "--quarantine", id, NULL};
+        sf_run(&r, 30, q);
+        cr_assert_eq(r.exit_code, 0, "%s", r.err);
+        sf_run_free(&r);
+
+        /* The seed hits the quarantined bug at once, over and over; the
+         * other one ('B') is a byte away and ends the run when stored. */
+        const char *again[] = {"run", sf_target("twobugs"), seeds, "--out", out, "--workers",
+                               "1",   "--max-total-time",   "60",  NULL};
+        sf_run(&r, 120, again);
+        cr_expect_eq(r.exit_code, 1, "the new crash fails the run:\n%s", r.err);
+        cr_expect_eq(sf_count_crashes(out), 2);
+        cr_expect(!strstr(r.err, "[  60."), "it stopped at the new crash:\n%s", r.err);
+        sf_run_free(&r);
+        free(id);
+}
+
+Test(regress, an_output_directory_a_run_holds_is_refused)
+{
+        char *dir = sf_tmpdir(), out[600], stats[700];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(stats, sizeof(stats), "%s/stats.json", out);
+        const char *args[] = {"run", sf_target("regress_fixed"), "--out", out, "--workers",
+                              "1",   "--max-total-time",         "60",    NULL};
+        pid_t pid = sf_start(dir, args);
+        for (int t = 0; t < 600 && access(stats, F_OK) != 0; t++)
+                usleep(50000);
+        cr_assert_eq(access(stats, F_OK), 0, "the run started");
+        SfRun r;
+        cr_expect_eq(regress("regress_fixed", out, NULL, &r), 2, "%s%s", r.out, r.err);
+        char want[64];
+        snprintf(want, sizeof(want), "in use by a run (pid %d)", (int)pid);
+        cr_expect(strstr(r.err, want), "names the run:\n%s", r.err);
+        sf_run_free(&r);
+        kill(pid, SIGTERM);
+        sf_wait(pid, 60);
 }

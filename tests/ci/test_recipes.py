@@ -24,9 +24,10 @@ this build on PATH; GitHub `uses:` steps are checked for being well
 formed and emulated (checkout copies the example, the cache actions copy
 the cached paths, upload-sarif checks the file is SARIF 2.1.0,
 upload-artifact checks the path); the fuzzing budget FUZZ_SECONDS is
-shortened (SF_CI_FUZZ_SECONDS, default 6). Options the binary under test
-does not have yet (--sarif, --junit: another branch adds them) are taken
-out of the commands, and the test says which.
+shortened (SF_CI_FUZZ_SECONDS, default 6). Options of `snapfuzz run` the
+binary under test does not have yet (--sarif, --junit, --source-root:
+another branch adds them) are taken out of the commands, and the test says
+which.
 
 Environment: SNAPFUZZ_BIN (the binary), SF_SOURCE_ROOT (the repository).
 Exit status 0 when every check passed, 1 otherwise.
@@ -66,7 +67,7 @@ def check(cond, what):
 
 def run_help():
     out = subprocess.run([BIN, "run", "--help"], capture_output=True, text=True).stdout
-    return {opt for opt in ("--sarif", "--junit") if opt in out}
+    return {opt for opt in ("--sarif", "--junit", "--source-root") if opt in out}
 
 
 SUPPORTED = run_help()
@@ -77,7 +78,7 @@ def adapt(script):
     does not have yet (`regress` has --junit of its own)."""
     if "snapfuzz run" not in script:
         return script
-    for opt in ("--sarif", "--junit"):
+    for opt in ("--sarif", "--junit", "--source-root"):
         if opt not in SUPPORTED and opt in script:
             script = re.sub(r"\s+" + opt + r"\s+\S+", "", script)
             print(f"note  {opt} is not in this snapfuzz run yet: taken out of the command")
@@ -364,7 +365,8 @@ def scenario(kind, doc, tmp):
     p = subprocess.run([BIN, "crashes", "--out", os.path.join(dev, "fuzz-out"),
                         "--quarantine", crash_id, "--reason", "tracked in issue 42"],
                        capture_output=True, text=True)
-    check(p.returncode == 0, f"{kind} D: snapfuzz crashes --quarantine {crash_id}")
+    if not check(p.returncode == 0, f"{kind} D: snapfuzz crashes --quarantine {crash_id}"):
+        return
     d = ctx("D", quarantine=os.path.join(dev, "fuzz-out", "quarantine.json"))
     status, steps = pipeline(doc, d, pr)
     rc, out = step_out(steps, regress_word)
