@@ -646,8 +646,11 @@ void screen_end(Screen *s, const ScreenFigures *f)
                  * as text: the terminal is left as it was found. */
                 static Frame fr;
                 static char text[SCREEN_LINES * SCREEN_LINE_CAP];
+                unsigned rows, cols;
+                if (!screen_winsize(s, &rows, &cols))
+                        cols = s->cols; /* the width now, after a last resize */
                 unsigned n =
-                    screen_render(s, f, clock_now_ms(), s->cols, s->colour, text, sizeof(text));
+                    screen_render(s, f, clock_now_ms(), cols, s->colour, text, sizeof(text));
                 fr.len = 0;
                 frame_clear(&fr);
                 char *line = text;
