@@ -55,8 +55,8 @@ static void plot_usage(void)
                "Draw the campaign's coverage, exec/s and crashes over time from\n"
                "OUT_DIR/plot_data (default ./snapfuzz-out) with gnuplot (Debian:\n"
                "apt-get install gnuplot-nox), as a PNG or an SVG by the file's extension.\n"
-               "  --out DIR      the output directory of the campaign\n"
-               "  --output FILE  where the picture goes (default OUT_DIR/plot.png)\n"
+               "  --out DIR          the output directory of the campaign\n"
+               "  -o, --output FILE  where the picture goes (default OUT_DIR/plot.png)\n"
                "examples:\n"
                "  snapfuzz plot snapfuzz-out\n"
                "  snapfuzz plot --out out --output progress.svg\n");
