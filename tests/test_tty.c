@@ -36,6 +36,11 @@ static void tmux_kill(void)
                 return;
         snprintf(cmd, sizeof(cmd), "tmux -L %s kill-server >/dev/null 2>&1", sock);
         (void)system(cmd);
+        /* The server leaves its socket behind. */
+        const char *dir = getenv("TMUX_TMPDIR");
+        snprintf(cmd, sizeof(cmd), "%s/tmux-%d/%s", dir && *dir ? dir : "/tmp", (int)getuid(),
+                 sock);
+        unlink(cmd);
         sock[0] = 0;
 }
 
