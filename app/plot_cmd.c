@@ -29,6 +29,7 @@
 #include "app/plot_cmd.h"
 #include "core/fsutil.h"
 #include "core/log.h"
+#include "core/msg.h"
 #include "core/termsafe.h"
 #include "snapfuzz/engine.h"
 #include "snapfuzz/exitcode.h"
@@ -54,8 +55,8 @@ static void plot_usage(void)
                "Draw the campaign's coverage, exec/s and crashes over time from\n"
                "OUT_DIR/plot_data (default ./snapfuzz-out) with gnuplot (Debian:\n"
                "apt-get install gnuplot-nox), as a PNG or an SVG by the file's extension.\n"
-               "  --out DIR      the output directory of the campaign\n"
-               "  --output FILE  where the picture goes (default OUT_DIR/plot.png)\n"
+               "  --out DIR          the output directory of the campaign\n"
+               "  -o, --output FILE  where the picture goes (default OUT_DIR/plot.png)\n"
                "examples:\n"
                "  snapfuzz plot snapfuzz-out\n"
                "  snapfuzz plot --out out --output progress.svg\n");
@@ -179,30 +180,39 @@ static void plot_time_unit(const PlotRow *rows, size_t n, double *ret_div, const
         *ret_name = span > 7200 ? "hours" : span > 120 ? "minutes" : "seconds";
 }
 
-/* One panel: @title, its axes' labels and formats, its series as gnuplot
- * `plot` clauses. A small count gets a tic per unit (never 0.5 crash). */
-static void plot_panel(Buf *b, const char *title, const char *ylabel, double ymax,
-                       const char *y2label, double y2max, const char *series)
+/* One graph of the picture. */
+typedef struct Panel {
+        const char *title, *ylabel, *y2label; /* y2label NULL: one axis */
+        double ymax, y2max;                   /* the largest values, for the tics */
+        bool from_zero;                       /* the y axes start at 0 */
+        const char *series;                   /* gnuplot `plot` clauses */
+} Panel;
+
+/* Tics and their format for @axis ("y" or "y2") up to @max: one per unit
+ * for small counts (never half a crash), SI prefixes for large ones. */
+static void plot_tics(Buf *b, const char *axis, double max)
 {
-        buf_add(b, "set title '%s'\nset ylabel '%s'\n", title, ylabel);
-        if (ymax <= 10)
-                buf_add(b, "set ytics 1\nset format y '%%.0f'\n");
-        else if (ymax <= 10000)
-                buf_add(b, "set ytics autofreq\nset format y '%%g'\n");
+        if (max <= 10)
+                buf_add(b, "set %stics 1\nset format %s '%%.0f'\n", axis, axis);
+        else if (max <= 10000)
+                buf_add(b, "set %stics autofreq\nset format %s '%%g'\n", axis, axis);
         else
-                buf_add(b, "set ytics autofreq\nset format y '%%.1s%%c'\n");
-        if (y2label) {
-                buf_add(b, "set y2label '%s'\nset ytics nomirror\nset y2range [0:*]\n", y2label);
-                if (y2max <= 10)
-                        buf_add(b, "set y2tics 1\nset format y2 '%%.0f'\n");
-                else if (y2max <= 10000)
-                        buf_add(b, "set y2tics autofreq\nset format y2 '%%g'\n");
-                else
-                        buf_add(b, "set y2tics autofreq\nset format y2 '%%.1s%%c'\n");
+                buf_add(b, "set %stics autofreq\nset format %s '%%.1s%%c'\n", axis, axis);
+}
+
+static void plot_panel(Buf *b, const Panel *p)
+{
+        const char *range = p->from_zero ? "[0:*]" : "[*:*]";
+        buf_add(b, "set title '%s'\nset ylabel '%s'\nset yrange %s\n", p->title, p->ylabel, range);
+        plot_tics(b, "y", p->from_zero ? p->ymax : 11);
+        if (p->y2label) {
+                buf_add(b, "set y2label '%s'\nset ytics nomirror\nset y2range %s\n", p->y2label,
+                        range);
+                plot_tics(b, "y2", p->from_zero ? p->y2max : 11);
         } else {
                 buf_add(b, "unset y2label\nunset y2tics\nset ytics mirror\n");
         }
-        buf_add(b, "plot %s\n", series);
+        buf_add(b, "plot %s\n", p->series);
 }
 
 char *plot_script(const PlotRow *rows, size_t n, const char *format, const char *title)
@@ -237,21 +247,29 @@ char *plot_script(const PlotRow *rows, size_t n, const char *format, const char 
          * above the highest point; time from the campaign's start. */
         buf_add(&b,
                 "\nset grid\nset key tmargin right horizontal\nset xlabel 'time (%s)'\n"
-                "set xrange [0:*]\nset yrange [0:*]\nset offsets 0, 0, graph 0.08, 0\n",
+                "set xrange [0:*]\nset autoscale xfixmax\nset offsets 0, 0, graph 0.08, 0\n"
+                "set lmargin 12\nset rmargin 12\n",
                 unit);
         snprintf(series, sizeof(series),
                  "$data using 1:4 with %s lw 2 lc rgb '#0060ad' title 'edges', "
                  "$data using 1:5 axes x1y2 with %s lw 1 lc rgb '#00a000' title 'features'",
                  style, style);
-        plot_panel(&b, "coverage", "edges", (double)last->edges, "features", (double)last->features,
-                   series);
+        /* Coverage from where it starts: its growth is what to see. */
+        plot_panel(&b, &(Panel){.title = "coverage",
+                                .ylabel = "edges",
+                                .y2label = "features",
+                                .series = series});
         snprintf(series, sizeof(series),
                  "$data using 1:3 with %s lw 2 lc rgb '#dd181f' title 'exec/s'", style);
         double top_rate = 0;
         for (size_t i = 0; i < n; i++)
                 if (rows[i].execs_per_sec > top_rate)
                         top_rate = rows[i].execs_per_sec;
-        plot_panel(&b, "speed", "exec/s", top_rate > 10 ? top_rate : 11, NULL, 0, series);
+        plot_panel(&b, &(Panel){.title = "speed",
+                                .ylabel = "exec/s",
+                                .ymax = top_rate > 10 ? top_rate : 11,
+                                .from_zero = true,
+                                .series = series});
         snprintf(
             series, sizeof(series),
             "$data using 1:7 with steps lw 2 lc rgb '#dd181f' title 'unique crashes', "
@@ -259,9 +277,13 @@ char *plot_script(const PlotRow *rows, size_t n, const char *format, const char 
             "$data using 1:9 axes x1y2 with steps lw 1 lc rgb '#ff8c00' title 'timeouts', "
             "$data using 1:10 axes x1y2 with steps lw 1 lc rgb '#606060' title 'ooms'");
         uint64_t deaths = last->crashes > last->timeouts ? last->crashes : last->timeouts;
-        plot_panel(&b, "crashes", "unique crashes", (double)last->unique_crashes,
-                   "crashes, timeouts, ooms", (double)(deaths > last->ooms ? deaths : last->ooms),
-                   series);
+        plot_panel(&b, &(Panel){.title = "crashes",
+                                .ylabel = "unique crashes",
+                                .y2label = "crashes, timeouts, ooms",
+                                .ymax = (double)last->unique_crashes,
+                                .y2max = (double)(deaths > last->ooms ? deaths : last->ooms),
+                                .from_zero = true,
+                                .series = series});
         buf_add(&b, "unset multiplot\n");
         if (b.failed) {
                 free(b.p);
@@ -442,6 +464,32 @@ static int plot_load(const char *out_dir, PlotRow **rows, size_t *n)
         return 0;
 }
 
+/* The picture's title: the campaign's target (from stats.json, when it
+ * says) and its output directory. */
+static void plot_title(const char *out_dir, char *buf, size_t cap)
+{
+        char path[4200];
+        uint8_t *text = NULL;
+        size_t len;
+        snprintf(path, sizeof(path), "%s/stats.json", out_dir);
+        snprintf(buf, cap, "snapfuzz: %s", out_dir);
+        if (fs_read_file(AT_FDCWD, path, 1 << 20, &text, &len) < 0)
+                return;
+        cJSON *st = cJSON_ParseWithLength((const char *)text, len);
+        const char *target = msg_str(st, "target", NULL);
+        if (target) {
+                /* The last two parts of its path: bench/real's harnesses
+                 * are all named snapfuzz.so, in a folder of their own. */
+                const char *base = strrchr(target, '/');
+                const char *dir = base;
+                while (dir && dir > target && dir[-1] != '/')
+                        dir--;
+                snprintf(buf, cap, "snapfuzz: %s  (%s)", dir ? dir : target, out_dir);
+        }
+        cJSON_Delete(st);
+        free(text);
+}
+
 int plot_cmd(int argc, char **argv)
 {
         PlotArgs a = {0};
@@ -464,7 +512,9 @@ int plot_cmd(int argc, char **argv)
         r = plot_load(a.out_dir, &rows, &n);
         if (r)
                 return r;
-        char *script = plot_script(rows, n, format, a.out_dir);
+        char title[1200];
+        plot_title(a.out_dir, title, sizeof(title));
+        char *script = plot_script(rows, n, format, title);
         free(rows);
         int out_fd = script ? plot_tmpfile() : -ENOMEM;
         if (out_fd < 0) {

@@ -1584,7 +1584,7 @@ static void figures(Coordinator *c, ScreenFigures *f, ScreenWorker *ws, bool wor
         long rss = -1;
         for (unsigned i = 0; i < c->n_slots; i++) {
                 Slot *s = &c->slots[i];
-                ws[i] = (ScreenWorker){.execs = s->execs, .alive = s->alive && workers_up};
+                ws[i] = (ScreenWorker){.execs = s->execs, .alive = s->alive};
                 if (!workers_up || !s->alive || !s->w)
                         continue;
                 pid_t runner = record_header(wproc_region(s->w))->runner_pid;

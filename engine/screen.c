@@ -47,6 +47,10 @@
 #define SCREEN_MIN_ROWS (SCREEN_LINES + 3)
 #define SCREEN_MIN_COLS 20
 #define SCREEN_LABEL "%-12s"
+/* Below this width, shorter labels and figures (a narrow layout), and the
+ * reproduce command without its label when that is what keeps it whole. */
+#define SCREEN_NARROW_COLS 72
+#define SCREEN_LABEL_NARROW "%-11s"
 /* Bytes of one drawn line, escapes included; wider terminals get lines
  * of SCREEN_MAX_COLS columns. */
 #define SCREEN_LINE_CAP 2048
@@ -250,6 +254,7 @@ typedef struct Line {
         size_t cap, len;
         unsigned width, max;
         bool colour;
+        bool narrow; /* the narrow layout */
         bool full;
 } Line;
 
@@ -316,7 +321,10 @@ static void line_foreign(Line *l, const char *s, size_t max)
 
 static void line_label(Line *l, const char *label)
 {
-        line_printf(l, SCREEN_LABEL, label);
+        if (l->narrow)
+                line_printf(l, SCREEN_LABEL_NARROW, label);
+        else
+                line_printf(l, SCREEN_LABEL, label);
 }
 
 /* --- the live screen's lines --- */
@@ -385,7 +393,7 @@ static void render_progress(Line *l, const ScreenFigures *f, int which, double r
         case 0:
                 fmt_duration(a, sizeof(a), f->elapsed_s);
                 line_label(l, "elapsed");
-                line_printf(l, "%-14s last new edge ", a);
+                line_printf(l, l->narrow ? "%s  new edge " : "%-14s last new edge ", a);
                 if (f->last_new_edge_s < 0) {
                         line_put(l, "none yet");
                         break;
@@ -398,12 +406,17 @@ static void render_progress(Line *l, const ScreenFigures *f, int which, double r
                 fmt_count(b, sizeof(b), rate_now);
                 fmt_count(c, sizeof(c), avg);
                 line_label(l, "execs");
-                line_printf(l, "%-14s exec/s %s now, %s average", a, b, c);
+                if (l->narrow)
+                        line_printf(l, "%s  %s/s (avg %s)", a, b, c);
+                else
+                        line_printf(l, "%-14s exec/s %s now, %s average", a, b, c);
                 break;
         case 2:
                 line_label(l, "coverage");
-                line_printf(l, "%" PRIu64 " edges, %" PRIu64 " features   corpus %zu", f->edges,
-                            f->features, f->corpus);
+                line_printf(l,
+                            l->narrow ? "%" PRIu64 " edges %" PRIu64 " ft  corpus %zu"
+                                      : "%" PRIu64 " edges, %" PRIu64 " features   corpus %zu",
+                            f->edges, f->features, f->corpus);
                 break;
         default:
                 break;
@@ -417,8 +430,10 @@ static void render_crashes(Line *l, const ScreenFigures *f)
                 line_sgr(l, "1;31");
         line_printf(l, "%" PRIu64 " unique", f->unique);
         line_sgr(l, "0");
-        line_printf(l, " / %" PRIu64 " total   timeouts %" PRIu64 "   ooms %" PRIu64, f->crashes,
-                    f->timeouts, f->ooms);
+        line_printf(l,
+                    l->narrow ? "/%" PRIu64 "  timeouts %" PRIu64 "  ooms %" PRIu64
+                              : " / %" PRIu64 " total   timeouts %" PRIu64 "   ooms %" PRIu64,
+                    f->crashes, f->timeouts, f->ooms);
         if (f->lost)
                 line_printf(l, "   lost %" PRIu64, f->lost);
 }
@@ -453,18 +468,23 @@ static void render_workers(Screen *s, Line *l, const ScreenFigures *f)
 static void render_crash(Line *l, const ScreenFigures *f, bool command)
 {
         const ScreenCrash *k = f->last_crash;
-        char when[32], quoted[1024], safe[TERMSAFE_BUF];
-        line_label(l, command ? "reproduce" : "last crash");
-        if (!k || !k->id[0]) {
-                line_put(l, command ? "-" : "none yet");
+        char when[32], quoted[1024], safe[TERMSAFE_BUF], id[TERMSAFE_BUF];
+        bool have = k && k->id[0];
+        if (command && have) {
+                screen_shell_quote(quoted, sizeof(quoted), f->out_dir ? f->out_dir : "");
+                termsafe_str(id, sizeof(id), k->id, 64);
+                termsafe_str(safe, sizeof(safe), quoted, 1000);
+                /* "snapfuzz reproduce " and " --out ": 26 columns. */
+                size_t need = 26 + strlen(id) + strlen(safe);
+                if (!l->narrow || need + 11 <= l->max)
+                        line_label(l, "reproduce");
+                line_printf(l, "snapfuzz reproduce %s --out ", id);
+                line_put(l, safe);
                 return;
         }
-        if (command) {
-                screen_shell_quote(quoted, sizeof(quoted), f->out_dir ? f->out_dir : "");
-                line_put(l, "snapfuzz reproduce ");
-                line_foreign(l, k->id, 64);
-                line_put(l, " --out ");
-                line_put(l, termsafe_str(safe, sizeof(safe), quoted, 1000));
+        line_label(l, command ? "reproduce" : "last crash");
+        if (!have) {
+                line_put(l, command ? "-" : "none yet");
                 return;
         }
         fmt_duration(when, sizeof(when), f->elapsed_s - k->at_s);
@@ -498,7 +518,8 @@ unsigned screen_render(Screen *s, const ScreenFigures *f, int64_t now_ms, unsign
                           .max = cols > SCREEN_MAX_COLS ? SCREEN_MAX_COLS
                                  : cols > 1             ? cols - 1
                                                         : 1,
-                          .colour = colour};
+                          .colour = colour,
+                          .narrow = cols < SCREEN_NARROW_COLS};
                 l.buf[0] = 0;
                 if (i == 0)
                         render_title(&l, f);
@@ -646,8 +667,11 @@ void screen_end(Screen *s, const ScreenFigures *f)
                  * as text: the terminal is left as it was found. */
                 static Frame fr;
                 static char text[SCREEN_LINES * SCREEN_LINE_CAP];
+                unsigned rows, cols;
+                if (!screen_winsize(s, &rows, &cols))
+                        cols = s->cols; /* the width now, after a last resize */
                 unsigned n =
-                    screen_render(s, f, clock_now_ms(), s->cols, s->colour, text, sizeof(text));
+                    screen_render(s, f, clock_now_ms(), cols, s->colour, text, sizeof(text));
                 fr.len = 0;
                 frame_clear(&fr);
                 char *line = text;

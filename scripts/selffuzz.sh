@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${SELFFUZZ_SECONDS:-20}
 build=${SELFFUZZ_BUILD:-build}
-targets=${SELFFUZZ_TARGETS:-dict mutdict msg stats crashrec policy quarantine}
+targets=${SELFFUZZ_TARGETS:-dict mutdict msg stats crashrec policy quarantine plotdata}
 snapfuzz=$build/app/snapfuzz
 self=fuzz_targets/self
 
