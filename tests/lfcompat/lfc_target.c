@@ -26,6 +26,7 @@
 #define LFC_SLOW_SECONDS 30
 
 static volatile int *volatile lfc_null;
+static volatile int lfc_seen_abc, lfc_seen_abcd;
 
 static void lfc_spin(int seconds)
 {
@@ -71,7 +72,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (!memcmp(data, "CRSH", 4) && size >= 8 && !memcmp(data + 4, "BUG!", 4))
                 *lfc_null = 2;
-        if (data[0] == 'a' && data[1] == 'b' && data[2] == 'c')
-                return data[3] == 'd' ? 2 : 1;
+        if (data[0] == 'a' && data[1] == 'b' && data[2] == 'c') {
+                if (data[3] == 'd')
+                        lfc_seen_abcd++;
+                else
+                        lfc_seen_abc++;
+        }
         return 0;
 }
