@@ -1,0 +1,172 @@
+/*
+ * Crash reports for the drop-in runtime, in the text ClusterFuzz's stack
+ * parser (src/clusterfuzz/stacktraces/) turns into a crash type and state.
+ * The input is a crash record as the crash store keeps it (crash.json:
+ * kind, message, the stored target output, the death's stack with
+ * symbolized frames, the blocked syscall); the output imitates what
+ * libFuzzer or the sanitizer would have printed for the same ending, so
+ * that a crash found by snapfuzz gets the bucket it would get under
+ * libFuzzer, and a sandbox violation (an ending libFuzzer cannot have) the
+ * extra-sanitizer type ClusterFuzz already files as a security bug.
+ *
+ * Invariants: everything taken from the record that is not the target's
+ * own sanitizer report goes through termsafe (a record is untrusted input,
+ * and function names come from the target's debug info); nothing here
+ * allocates more than a line on the stack; the report's first line is
+ * always one of ClusterFuzz's crash start markers.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/termsafe.h"
+#include "fuzzer/sanreport.h"
+
+#include "snapfuzz/banned.h"
+
+#define SANREPORT_LINE 4096
+
+static const char *sanreport_str(const cJSON *o, const char *key)
+{
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+        return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const char *sanreport_stror(const cJSON *o, const char *key, const char *dflt)
+{
+        const char *s = sanreport_str(o, key);
+        return s ? s : dflt;
+}
+
+static double sanreport_num(const cJSON *o, const char *key, double dflt)
+{
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+        return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+const char *sanreport_sandbox_bug(const char *syscall)
+{
+        static const char *const exec_calls[] = {"execve", "execveat", NULL};
+        static const char *const open_calls[] = {"open", "openat", "openat2", "creat", NULL};
+        if (!syscall)
+                return NULL;
+        for (int i = 0; exec_calls[i]; i++)
+                if (!strcmp(syscall, exec_calls[i]))
+                        return "Shell injection";
+        for (int i = 0; open_calls[i]; i++)
+                if (!strcmp(syscall, open_calls[i]))
+                        return "Arbitrary file open";
+        return NULL;
+}
+
+int sanreport_frame(char *buf, size_t cap, int n, const cJSON *frame)
+{
+        char pc[80], fn[1024], file[1700], mod[1700], off[80];
+        termsafe_str(pc, sizeof(pc), sanreport_stror(frame, "pc", "0x0"), 32);
+        termsafe_str(fn, sizeof(fn), sanreport_stror(frame, "function", ""), 200);
+        termsafe_str(file, sizeof(file), sanreport_stror(frame, "file", ""), 400);
+        termsafe_str(mod, sizeof(mod), sanreport_stror(frame, "path", ""), 400);
+        termsafe_str(off, sizeof(off), sanreport_stror(frame, "offset", "0x0"), 32);
+        /* A name with a space would end the frame early in the parser's
+         * "in FUNC FILE:LINE" form: C++ names with arguments keep theirs
+         * in the module form, which has no file. */
+        double line = sanreport_num(frame, "line", 0);
+        if (fn[0] && file[0] && line > 0 && !strchr(fn, ' '))
+                return snprintf(buf, cap, "    #%d %s in %s %s:%d", n, pc, fn, file, (int)line);
+        if (!fn[0])
+                termsafe_str(fn, sizeof(fn), sanreport_stror(frame, "symbol", ""), 200);
+        if (fn[0])
+                return snprintf(buf, cap, "    #%d %s in %s (%s+%s)", n, pc, fn, mod, off);
+        return snprintf(buf, cap, "    #%d %s (%s+%s)", n, pc, mod, off);
+}
+
+/* The frames of the death's stack, up to and including the harness's entry
+ * point; all of them when it is not among them. */
+static void sanreport_frames(FILE *out, const cJSON *crash)
+{
+        const cJSON *stack = cJSON_GetObjectItemCaseSensitive(crash, "stack");
+        const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, "frames");
+        const cJSON *f;
+        int n = 0;
+        char line[SANREPORT_LINE];
+        cJSON_ArrayForEach(f, frames)
+        {
+                sanreport_frame(line, sizeof(line), n++, f);
+                fprintf(out, "%s\n", line);
+                const char *fn = sanreport_stror(f, "function", sanreport_str(f, "symbol"));
+                if (fn && !strcmp(fn, "LLVMFuzzerTestOneInput"))
+                        break;
+        }
+        if (!n)
+                fprintf(out, "    (no stack: the process died before it could be read)\n");
+        fprintf(out, "\n");
+}
+
+/* A libFuzzer-style report: "==PID== ERROR: libFuzzer: WHAT", the
+ * frames, "SUMMARY: libFuzzer: SUMMARY". */
+static void sanreport_libfuzzer(FILE *out, const cJSON *crash, int pid, const char *what,
+                                const char *summary)
+{
+        fprintf(out, "==%d== ERROR: libFuzzer: %s\n", pid, what);
+        sanreport_frames(out, crash);
+        fprintf(out, "SUMMARY: libFuzzer: %s\n", summary);
+}
+
+/* The target's stored output when it holds a sanitizer's report. */
+static const char *sanreport_sanitizer_output(const cJSON *crash)
+{
+        const char *output = sanreport_str(crash, "output");
+        if (!output || !strstr(output, "Sanitizer"))
+                return NULL;
+        return output;
+}
+
+static void sanreport_sandbox(FILE *out, const cJSON *crash, int pid)
+{
+        const cJSON *stack = cJSON_GetObjectItemCaseSensitive(crash, "stack");
+        const char *syscall = sanreport_str(stack, "syscall_name");
+        const char *bug = sanreport_sandbox_bug(syscall);
+        char msg[SANREPORT_LINE];
+        if (bug)
+                fprintf(out, "===BUG DETECTED: %s===\n", bug);
+        termsafe_str(msg, sizeof(msg), sanreport_stror(crash, "message", "a blocked syscall"), 800);
+        fprintf(out, "snapfuzz: sandbox: %s\n", msg);
+        sanreport_libfuzzer(out, crash, pid, "deadly signal", "deadly signal");
+}
+
+int sanreport_write(FILE *out, const cJSON *crash, int pid)
+{
+        const char *kind = sanreport_stror(crash, "kind", "signal");
+        const char *san = sanreport_sanitizer_output(crash);
+        char what[256];
+        if (san && (!strcmp(kind, "asan") || !strcmp(kind, "ubsan") || !strcmp(kind, "msan") ||
+                    !strcmp(kind, "leak"))) {
+                fputs(san, out);
+                if (san[0] && san[strlen(san) - 1] != '\n')
+                        fputc('\n', out);
+        } else if (!strcmp(kind, "sandbox")) {
+                sanreport_sandbox(out, crash, pid);
+        } else if (!strcmp(kind, "timeout")) {
+                const cJSON *limits = cJSON_GetObjectItemCaseSensitive(crash, "limits");
+                long ms = (long)sanreport_num(limits, "timeout_ms", 0);
+                snprintf(what, sizeof(what), "timeout after %ld seconds", (ms + 999) / 1000);
+                sanreport_libfuzzer(out, crash, pid, what, "timeout");
+        } else if (!strcmp(kind, "oom")) {
+                const cJSON *limits = cJSON_GetObjectItemCaseSensitive(crash, "limits");
+                long mb = (long)sanreport_num(limits, "rss_limit_mb", 0);
+                snprintf(what, sizeof(what), "out-of-memory (limit: %ldMb)", mb);
+                sanreport_libfuzzer(out, crash, pid, what, "out-of-memory");
+        } else if (!strcmp(kind, "exit")) {
+                sanreport_libfuzzer(out, crash, pid, "fuzz target exited", "fuzz target exited");
+        } else if (!strcmp(kind, "overwrite-input")) {
+                sanreport_libfuzzer(out, crash, pid, "fuzz target overwrites its const input",
+                                    "overwrites-const-input");
+        } else if (!strcmp(kind, "file-size")) {
+                sanreport_libfuzzer(out, crash, pid, "file size exceeded", "file size exceeded");
+        } else {
+                sanreport_libfuzzer(out, crash, pid, "deadly signal", "deadly signal");
+        }
+        fflush(out);
+        return ferror(out) ? -EIO : 0;
+}
