@@ -41,21 +41,25 @@
 #define CRASHMIN_MAX_OUTPUT (4u << 20)
 
 typedef struct Crashmin {
-        char **argv;        /* the trial's command line; the last slot is the file */
-        int file_slot;      /* argv index of the candidate's path */
-        char cand[64];      /* the candidate's temporary file */
-        char log[64];       /* the trial's output */
-        int timeout_s;      /* a trial running longer is killed */
+        char **argv;   /* the trial's command line; the last slot is the file */
+        int file_slot; /* argv index of the candidate's path */
+        char cand[64]; /* the candidate's temporary file */
+        char log[64];  /* the trial's output */
+        int timeout_s; /* a trial running longer is killed */
         char want[CRASHMIN_KEY];
-        bool have_want;     /* the first trial's key is the wanted one */
+        bool have_want; /* the first trial's key is the wanted one */
         uint64_t trials;
 } Crashmin;
 
 static bool crashmin_drop_arg(const char *a, const char *input)
 {
-        static const char *const drop[] = {"-minimize_crash=", "-cleanse_crash=",
-                                           "-exact_artifact_path=", "-runs=",
-                                           "-max_total_time=", "-artifact_prefix=", NULL};
+        static const char *const drop[] = {"-minimize_crash=",
+                                           "-cleanse_crash=",
+                                           "-exact_artifact_path=",
+                                           "-runs=",
+                                           "-max_total_time=",
+                                           "-artifact_prefix=",
+                                           NULL};
         for (int i = 0; drop[i]; i++)
                 if (!strncmp(a, drop[i], strlen(drop[i])))
                         return true;
@@ -279,8 +283,7 @@ int crashmin_minimize(const LfFlags *f, int argc, char **argv)
                                 "-minimize_crash=1\nINFO: defaulting to -max_total_time=600\n");
                 b.max_ms = 600 * 1000;
         }
-        fprintf(stderr, "CRASH_MIN: minimizing crash input: '%s' (%zu bytes)\n", f->inputs[0],
-                len);
+        fprintf(stderr, "CRASH_MIN: minimizing crash input: '%s' (%zu bytes)\n", f->inputs[0], len);
         MinimizeStats st;
         r = minimize_input(crashmin_trial, &c, in, len, &b, &best, &best_len, &st);
         if (r == MINIMIZE_NOT_REPRODUCED) {
@@ -298,9 +301,8 @@ int crashmin_minimize(const LfFlags *f, int argc, char **argv)
                 snprintf(path, sizeof(path), "%sminimized-from-%s",
                          f->artifact_prefix ? f->artifact_prefix : "./", sha);
         }
-        fprintf(stderr, "CRASH_MIN: crash key '%s'; %zu -> %zu bytes in %llu trials (%s)\n",
-                c.want, len, best_len, (unsigned long long)st.trials,
-                minimize_stop_str(st.stopped));
+        fprintf(stderr, "CRASH_MIN: crash key '%s'; %zu -> %zu bytes in %llu trials (%s)\n", c.want,
+                len, best_len, (unsigned long long)st.trials, minimize_stop_str(st.stopped));
         if ((r = crashmin_write(path, best, best_len)) < 0) {
                 fprintf(stderr, "ERROR: cannot write %s: %s\n", path, strerror(-r));
                 goto out;

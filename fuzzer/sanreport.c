@@ -17,15 +17,21 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/fsutil.h"
 #include "core/termsafe.h"
 #include "fuzzer/sanreport.h"
 
 #include "snapfuzz/banned.h"
 
 #define SANREPORT_LINE 4096
+/* A crash.json larger than this is not read (the output it keeps is capped
+ * well below). */
+#define SANREPORT_MAX_RECORD (16u << 20)
 
 static const char *sanreport_str(const cJSON *o, const char *key)
 {
@@ -169,4 +175,22 @@ int sanreport_write(FILE *out, const cJSON *crash, int pid)
         }
         fflush(out);
         return ferror(out) ? -EIO : 0;
+}
+
+int sanreport_write_dir(FILE *out, const char *crash_dir, int pid)
+{
+        char path[4200];
+        uint8_t *json = NULL;
+        size_t len = 0;
+        snprintf(path, sizeof(path), "%s/crash.json", crash_dir);
+        int r = fs_read_file(AT_FDCWD, path, SANREPORT_MAX_RECORD, &json, &len);
+        if (r < 0)
+                return r;
+        cJSON *crash = cJSON_ParseWithLength((const char *)json, len);
+        free(json);
+        if (!crash)
+                return -EINVAL;
+        r = sanreport_write(out, crash, pid);
+        cJSON_Delete(crash);
+        return r;
 }

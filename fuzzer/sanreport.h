@@ -35,3 +35,8 @@ int sanreport_frame(char *buf, size_t cap, int n, const cJSON *frame);
  * point (the frames below it are the fuzzer's) and a SUMMARY line.
  * Returns 0, or -EIO when @out failed. */
 int sanreport_write(FILE *out, const cJSON *crash, int pid);
+
+/* sanreport_write for the crash stored in directory @crash_dir (its
+ * crash.json). Returns 0, or a negative errno when the record cannot be
+ * read or parsed (nothing was written then). */
+int sanreport_write_dir(FILE *out, const char *crash_dir, int pid);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -149,4 +150,37 @@ Test(sanreport, frame_forms)
         sanreport_frame(buf, sizeof(buf), 3, f);
         cr_assert_str_eq(buf, "    #3 0x10 (/lib/libc.so.6+0xd4ad7)");
         cJSON_Delete(f);
+}
+
+/* The drop-in reports a stored crash from its directory; a record that
+ * cannot be read is an error, with nothing printed. */
+Test(sanreport, report_from_a_crash_directory)
+{
+        char dir[] = "/tmp/sanreport-XXXXXX";
+        cr_assert_not_null(mkdtemp(dir));
+        cJSON *c = record("sandbox", "\"syscall_name\": \"execve\",", "");
+        char *json = cJSON_Print(c);
+        char path[64];
+        snprintf(path, sizeof(path), "%s/crash.json", dir);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs(json, f);
+        fclose(f);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&buf, &len);
+        cr_assert_eq(sanreport_write_dir(out, dir, 7), 0);
+        fclose(out);
+        cr_assert_not_null(strstr(buf, "===BUG DETECTED: Shell injection===\n"), "%s", buf);
+        free(buf);
+        buf = NULL;
+        out = open_memstream(&buf, &len);
+        cr_assert_lt(sanreport_write_dir(out, "/nonexistent-dir", 7), 0);
+        fclose(out);
+        cr_assert_eq(len, 0);
+        free(buf);
+        unlink(path);
+        rmdir(dir);
+        free(json);
+        cJSON_Delete(c);
 }
