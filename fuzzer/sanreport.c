@@ -21,9 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/fsutil.h"
 #include "core/termsafe.h"
+#include "recovery/symbolize.h"
 #include "fuzzer/sanreport.h"
 
 #include "snapfuzz/banned.h"
@@ -177,6 +179,32 @@ int sanreport_write(FILE *out, const cJSON *crash, int pid)
         return ferror(out) ? -EIO : 0;
 }
 
+/* Frames of the drop-in binary itself (its workers are this binary
+ * re-executed under another argv[0], so their frames name a module without
+ * a path) are looked up in this binary: the path becomes /proc/self/exe's
+ * target, and every frame the symbolizer can describe gets its function
+ * and file:line. */
+static void sanreport_symbolize(cJSON *crash)
+{
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        cJSON *stack = cJSON_GetObjectItemCaseSensitive(crash, "stack");
+        cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, "frames");
+        cJSON *f;
+        if (!cJSON_IsArray(frames) || n <= 0)
+                return;
+        self[n] = '\0';
+        cJSON_ArrayForEach(f, frames)
+        {
+                const char *path = sanreport_str(f, "path");
+                if (path && !strchr(path, '/')) {
+                        cJSON_DeleteItemFromObjectCaseSensitive(f, "path");
+                        cJSON_AddStringToObject(f, "path", self);
+                }
+        }
+        symbolize_frames(frames, false);
+}
+
 int sanreport_write_dir(FILE *out, const char *crash_dir, int pid)
 {
         char path[4200];
@@ -190,6 +218,7 @@ int sanreport_write_dir(FILE *out, const char *crash_dir, int pid)
         free(json);
         if (!crash)
                 return -EINVAL;
+        sanreport_symbolize(crash);
         r = sanreport_write(out, crash, pid);
         cJSON_Delete(crash);
         return r;

@@ -37,6 +37,7 @@ int sanreport_frame(char *buf, size_t cap, int n, const cJSON *frame);
 int sanreport_write(FILE *out, const cJSON *crash, int pid);
 
 /* sanreport_write for the crash stored in directory @crash_dir (its
- * crash.json). Returns 0, or a negative errno when the record cannot be
- * read or parsed (nothing was written then). */
+ * crash.json), after symbolizing the frames that are not (frames of a
+ * module named without a path are taken to be this binary's). Returns 0, or a negative errno when
+ * the record cannot be read or parsed (nothing was written then). */
 int sanreport_write_dir(FILE *out, const char *crash_dir, int pid);
