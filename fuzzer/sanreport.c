@@ -184,7 +184,7 @@ int sanreport_write(FILE *out, const cJSON *crash, int pid)
  * a path) are looked up in this binary: the path becomes /proc/self/exe's
  * target, and every frame the symbolizer can describe gets its function
  * and file:line. */
-static void sanreport_symbolize(cJSON *crash)
+void sanreport_symbolize(cJSON *crash)
 {
         char self[4096];
         ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);

@@ -36,6 +36,11 @@ int sanreport_frame(char *buf, size_t cap, int n, const cJSON *frame);
  * Returns 0, or -EIO when @out failed. */
 int sanreport_write(FILE *out, const cJSON *crash, int pid);
 
+/* Symbolizes the frames of @crash's stack that are not (frames of a module
+ * named without a path, a worker of the drop-in binary, are taken to be
+ * this binary's, /proc/self/exe). Without a symbolizer, nothing changes. */
+void sanreport_symbolize(cJSON *crash);
+
 /* sanreport_write for the crash stored in directory @crash_dir (its
  * crash.json), after symbolizing the frames that are not (frames of a
  * module named without a path are taken to be this binary's). Returns 0, or a negative errno when
