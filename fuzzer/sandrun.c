@@ -11,8 +11,8 @@
  *
  * Invariants: inputs are read once, before the worker starts; the first
  * crash ends the runs (libFuzzer's process would be dead); what the target
- * prints passes through unchanged, and a sanitizer's report that went by
- * that way is not printed a second time.
+ * printed is shown after its run (the last 4 KiB of it: the worker keeps a
+ * tail), a sanitizer's report whole, with its frames symbolized.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -92,13 +92,20 @@ static int sandrun_report(const LfFlags *f, const WprocConfig *wc, const cJSON *
 {
         Classification c;
         classify_death(died, &c);
-        /* The target's output went by already (a sanitizer's report with
-         * it): libFuzzer's own report only for what no sanitizer said. */
         const char *report = msg_str(died, "sanitizer_report", NULL);
-        if (!(sandrun_is_sanitizer(c.kind) && report)) {
+        if (sandrun_is_sanitizer(c.kind) && report) {
+                /* The sanitizer's own report, its frames symbolized (it
+                 * runs without a symbolizer in the sandbox). */
+                fprintf(stderr, "==================================================="
+                                "==============\n");
+                sanreport_put_text(stderr, report);
+        } else {
+                const char *output = msg_str(died, "output", NULL);
                 cJSON *crash = cJSON_CreateObject();
                 cJSON *limits = cJSON_AddObjectToObject(crash, "limits");
                 const cJSON *death = cJSON_GetObjectItemCaseSensitive(died, "death");
+                if (output)
+                        fputs(output, stderr);
                 if (!crash || !limits) {
                         cJSON_Delete(crash);
                         return (int)f->error_exitcode;
@@ -131,10 +138,13 @@ static int sandrun_one(const LfFlags *f, const WprocConfig *wc, Wproc *w, const 
         for (long k = 0; k < runs; k++) {
                 cJSON *res = NULL;
                 int r = f->detect_leaks > 0 && wproc_leaks(w)
-                            ? wproc_exec_leak_check(w, in->data, in->len, 0, &res)
-                            : wproc_exec(w, in->data, in->len, &res);
+                            ? wproc_exec_leak_check(w, in->data, in->len, 1, &res)
+                            : wproc_exec_quiet(w, in->data, in->len, &res);
                 if (r < 0)
                         return r;
+                const char *output = msg_str(res, "output", NULL);
+                if (output && !proto_is(res, PROTO_DIED))
+                        fputs(output, stderr);
                 if (proto_is(res, PROTO_DIED)) {
                         r = sandrun_report(f, wc, res);
                         cJSON_Delete(res);

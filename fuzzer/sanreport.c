@@ -121,6 +121,107 @@ static void sanreport_libfuzzer(FILE *out, const cJSON *crash, int pid, const ch
         fprintf(out, "SUMMARY: libFuzzer: %s\n", summary);
 }
 
+/* One unsymbolized sanitizer frame line: "#N 0xPC (PATH+0xOFF)" or
+ * "#N 0xPC in FN (PATH+0xOFF)", spaces and a BuildId suffix allowed. Fills
+ * a frame object (pc, path, offset) and returns its number, or -1. */
+static int sanreport_parse_frame(const char *line, size_t len, cJSON **ret)
+{
+        char buf[SANREPORT_LINE], pc[40], path[SANREPORT_LINE / 2], off[40];
+        int n;
+        if (len >= sizeof(buf))
+                return -1;
+        memcpy(buf, line, len);
+        buf[len] = '\0';
+        const char *open = strstr(buf, "(/");
+        if (strstr(buf, ".c:") || strstr(buf, ".cc:") || strstr(buf, ".cpp:") || !open)
+                return -1;
+        if (sscanf(buf, " #%d %39s", &n, pc) != 2 || strncmp(pc, "0x", 2))
+                return -1;
+        const char *plus = strrchr(open, '+');
+        const char *close = plus ? strchr(plus, ')') : NULL;
+        if (!plus || !close || (size_t)(plus - open - 1) >= sizeof(path) ||
+            (size_t)(close - plus - 1) >= sizeof(off))
+                return -1;
+        snprintf(path, sizeof(path), "%.*s", (int)(plus - open - 1), open + 1);
+        snprintf(off, sizeof(off), "%.*s", (int)(close - plus - 1), plus + 1);
+        if (path[0] != '/' || strncmp(off, "0x", 2))
+                return -1;
+        cJSON *f = cJSON_CreateObject();
+        if (!f)
+                return -1;
+        cJSON_AddStringToObject(f, "pc", pc);
+        cJSON_AddStringToObject(f, "path", path);
+        cJSON_AddStringToObject(f, "offset", off);
+        *ret = f;
+        return n;
+}
+
+/* Prints one stack's lines [@from, @to) of @text: the frames the
+ * symbolizer describes in "#N 0xPC in FN FILE:LINE" form, the rest as they
+ * were. */
+static void sanreport_put_stack(FILE *out, const char *from, const char *to)
+{
+        cJSON *frames = cJSON_CreateArray();
+        const char *p;
+        for (p = from; frames && p < to;) {
+                const char *e = memchr(p, '\n', (size_t)(to - p));
+                size_t len = e ? (size_t)(e - p) : (size_t)(to - p);
+                cJSON *f = NULL;
+                if (sanreport_parse_frame(p, len, &f) < 0)
+                        f = cJSON_CreateObject();
+                if (f)
+                        cJSON_AddItemToArray(frames, f);
+                p += len + (e ? 1 : 0);
+        }
+        if (frames)
+                symbolize_frames(frames, false);
+        const cJSON *f = frames ? frames->child : NULL;
+        char line[SANREPORT_LINE];
+        for (p = from; p < to; f = f ? f->next : NULL) {
+                const char *e = memchr(p, '\n', (size_t)(to - p));
+                size_t len = e ? (size_t)(e - p) : (size_t)(to - p);
+                int n;
+                if (f && sanreport_str(f, "function") && sscanf(p, " #%d", &n) == 1) {
+                        sanreport_frame(line, sizeof(line), n, f);
+                        fprintf(out, "%s\n", line);
+                } else {
+                        fwrite(p, 1, len, out);
+                        fputc('\n', out);
+                }
+                p += len + (e ? 1 : 0);
+        }
+        cJSON_Delete(frames);
+}
+
+int sanreport_put_text(FILE *out, const char *text)
+{
+        const char *p = text, *stack = NULL;
+        while (*p) {
+                const char *e = strchr(p, '\n');
+                size_t len = e ? (size_t)(e - p) : strlen(p);
+                int n;
+                bool frame = sscanf(p, " #%d 0x", &n) == 1 && memchr(p, '#', len);
+                if (frame && n == 0 && stack) {
+                        sanreport_put_stack(out, stack, p);
+                        stack = NULL;
+                }
+                if (frame && !stack)
+                        stack = p;
+                if (!frame) {
+                        if (stack)
+                                sanreport_put_stack(out, stack, p);
+                        stack = NULL;
+                        fwrite(p, 1, len, out);
+                        fputc('\n', out);
+                }
+                p += len + (e ? 1 : 0);
+        }
+        if (stack)
+                sanreport_put_stack(out, stack, p);
+        fflush(out);
+        return ferror(out) ? -EIO : 0;
+}
+
 /* The target's stored output when it holds a sanitizer's report. */
 static const char *sanreport_sanitizer_output(const cJSON *crash)
 {
@@ -150,9 +251,7 @@ int sanreport_write(FILE *out, const cJSON *crash, int pid)
         char what[256];
         if (san && (!strcmp(kind, "asan") || !strcmp(kind, "ubsan") || !strcmp(kind, "msan") ||
                     !strcmp(kind, "leak"))) {
-                fputs(san, out);
-                if (san[0] && san[strlen(san) - 1] != '\n')
-                        fputc('\n', out);
+                sanreport_put_text(out, san);
         } else if (!strcmp(kind, "sandbox")) {
                 sanreport_sandbox(out, crash, pid);
         } else if (!strcmp(kind, "timeout")) {

@@ -21,10 +21,17 @@ const char *sanreport_sandbox_bug(const char *syscall);
  * (MODULE+0xOFF)". Returns the length written (truncated to @cap - 1). */
 int sanreport_frame(char *buf, size_t cap, int n, const cJSON *frame);
 
+/* Writes @text (a sanitizer's report) to @out with the stack frames it left
+ * unsymbolized ("#N 0xPC (MODULE+0xOFF)": the sanitizer runs without a
+ * symbolizer in the sandbox) described by llvm-symbolizer, as "#N 0xPC in
+ * FUNC FILE:LINE"; every other line unchanged. 0 or -EIO. */
+int sanreport_put_text(FILE *out, const char *text);
+
 /* Writes the report for @crash (a crash.json object) to @out, naming
  * process @pid in its ==PID== lines:
  * - a sanitizer's kind (asan, ubsan, msan, leak) with the target's output
- *   stored: that output, which is the sanitizer's own report;
+ *   stored: that output, which is the sanitizer's own report, its frames
+ *   symbolized (sanreport_put_text);
  * - sandbox: an "===BUG DETECTED: ...===" line when ClusterFuzz has a type
  *   for the syscall, a "snapfuzz: sandbox: ..." line, then a libFuzzer
  *   deadly signal report;

@@ -6,6 +6,8 @@
  * the target's frames, not the fuzzer's.
  */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,4 +185,38 @@ Test(sanreport, report_from_a_crash_directory)
         rmdir(dir);
         free(json);
         cJSON_Delete(c);
+}
+
+/* A sanitizer's report from a sandboxed runner has module+offset frames;
+ * they come out with the function and file:line of this very test binary,
+ * the other lines unchanged. */
+Test(sanreport, sanitizer_frames_are_symbolized)
+{
+        Dl_info info;
+        cr_assert(dladdr((void *)report, &info) && info.dli_fbase);
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        cr_assert_gt(n, 0);
+        self[n] = '\0';
+        unsigned long off = (unsigned long)((uintptr_t)report - (uintptr_t)info.dli_fbase);
+        char text[8192];
+        snprintf(text, sizeof(text),
+                 "==1==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x10\n"
+                 "    #0 0x%lx  (%s+0x%lx) (BuildId: 0123)\n"
+                 "\n"
+                 "SUMMARY: AddressSanitizer: heap-buffer-overflow\n",
+                 (unsigned long)(uintptr_t)report, self, off);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&buf, &len);
+        cr_assert_eq(sanreport_put_text(out, text), 0);
+        fclose(out);
+        cr_assert_not_null(strstr(buf, "==1==ERROR: AddressSanitizer: heap-buffer-overflow on "
+                                       "address 0x10\n"),
+                           "%s", buf);
+        cr_assert_not_null(strstr(buf, " in report "), "not symbolized:\n%s", buf);
+        cr_assert_not_null(strstr(buf, "test_sanreport.c:"), "no file:line:\n%s", buf);
+        cr_assert_not_null(strstr(buf, "SUMMARY: AddressSanitizer: heap-buffer-overflow\n"), "%s",
+                           buf);
+        free(buf);
 }
