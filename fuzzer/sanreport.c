@@ -89,6 +89,28 @@ int sanreport_frame(char *buf, size_t cap, int n, const cJSON *frame)
         return snprintf(buf, cap, "    #%d %s (%s+%s)", n, pc, mod, off);
 }
 
+/* Frame @n of a stack, with the functions inlined into it first (each a
+ * line of the same number, innermost first, as sanitizers print them). */
+static void sanreport_put_frame(FILE *out, int n, const cJSON *frame)
+{
+        char line[SANREPORT_LINE];
+        const cJSON *inl = cJSON_GetObjectItemCaseSensitive(frame, "inlined");
+        const cJSON *e;
+        cJSON_ArrayForEach(e, inl)
+        {
+                char fn[1024], file[1700], pc[80];
+                double ln = sanreport_num(e, "line", 0);
+                termsafe_str(fn, sizeof(fn), sanreport_stror(e, "function", "??"), 200);
+                termsafe_str(file, sizeof(file), sanreport_stror(e, "file", "??"), 400);
+                termsafe_str(pc, sizeof(pc), sanreport_stror(frame, "pc", "0x0"), 32);
+                if (strchr(fn, ' '))
+                        continue;
+                fprintf(out, "    #%d %s in %s %s:%d\n", n, pc, fn, file, (int)ln);
+        }
+        sanreport_frame(line, sizeof(line), n, frame);
+        fprintf(out, "%s\n", line);
+}
+
 /* The frames of the death's stack, up to and including the harness's entry
  * point; all of them when it is not among them. */
 static void sanreport_frames(FILE *out, const cJSON *crash)
@@ -97,11 +119,9 @@ static void sanreport_frames(FILE *out, const cJSON *crash)
         const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, "frames");
         const cJSON *f;
         int n = 0;
-        char line[SANREPORT_LINE];
         cJSON_ArrayForEach(f, frames)
         {
-                sanreport_frame(line, sizeof(line), n++, f);
-                fprintf(out, "%s\n", line);
+                sanreport_put_frame(out, n++, f);
                 const char *fn = sanreport_stror(f, "function", sanreport_str(f, "symbol"));
                 if (fn && !strcmp(fn, "LLVMFuzzerTestOneInput"))
                         break;
@@ -173,17 +193,17 @@ static void sanreport_put_stack(FILE *out, const char *from, const char *to)
                         cJSON_AddItemToArray(frames, f);
                 p += len + (e ? 1 : 0);
         }
-        if (frames)
+        if (frames) {
                 symbolize_frames(frames, false);
+                symbolize_frames_inlined(frames);
+        }
         const cJSON *f = frames ? frames->child : NULL;
-        char line[SANREPORT_LINE];
         for (p = from; p < to; f = f ? f->next : NULL) {
                 const char *e = memchr(p, '\n', (size_t)(to - p));
                 size_t len = e ? (size_t)(e - p) : (size_t)(to - p);
                 int n;
                 if (f && sanreport_str(f, "function") && sscanf(p, " #%d", &n) == 1) {
-                        sanreport_frame(line, sizeof(line), n, f);
-                        fprintf(out, "%s\n", line);
+                        sanreport_put_frame(out, n, f);
                 } else {
                         fwrite(p, 1, len, out);
                         fputc('\n', out);
@@ -302,6 +322,7 @@ void sanreport_symbolize(cJSON *crash)
                 }
         }
         symbolize_frames(frames, false);
+        symbolize_frames_inlined(frames);
 }
 
 int sanreport_write_dir(FILE *out, const char *crash_dir, int pid)
