@@ -198,12 +198,19 @@ static void sanreport_put_stack(FILE *out, const char *from, const char *to)
                 symbolize_frames_inlined(frames);
         }
         const cJSON *f = frames ? frames->child : NULL;
+        bool below_entry = false;
         for (p = from; p < to; f = f ? f->next : NULL) {
                 const char *e = memchr(p, '\n', (size_t)(to - p));
                 size_t len = e ? (size_t)(e - p) : (size_t)(to - p);
+                const char *fn = f ? sanreport_str(f, "function") : NULL;
                 int n;
-                if (f && sanreport_str(f, "function") && sscanf(p, " #%d", &n) == 1) {
+                if (below_entry) {
+                        /* The fuzzer's own frames, below the harness's
+                         * entry point: left out, as in libFuzzer's
+                         * reports ClusterFuzz ignores them. */
+                } else if (fn && sscanf(p, " #%d", &n) == 1) {
                         sanreport_put_frame(out, n, f);
+                        below_entry = !strcmp(fn, "LLVMFuzzerTestOneInput");
                 } else {
                         fwrite(p, 1, len, out);
                         fputc('\n', out);

@@ -24,7 +24,9 @@ int sanreport_frame(char *buf, size_t cap, int n, const cJSON *frame);
 /* Writes @text (a sanitizer's report) to @out with the stack frames it left
  * unsymbolized ("#N 0xPC (MODULE+0xOFF)": the sanitizer runs without a
  * symbolizer in the sandbox) described by llvm-symbolizer, as "#N 0xPC in
- * FUNC FILE:LINE"; every other line unchanged. 0 or -EIO. */
+ * FUNC FILE:LINE"; the frames below the harness's entry point
+ * (LLVMFuzzerTestOneInput: the fuzzer's own) are left out; every other line
+ * unchanged. 0 or -EIO. */
 int sanreport_put_text(FILE *out, const char *text);
 
 /* Writes the report for @crash (a crash.json object) to @out, naming
