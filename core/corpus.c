@@ -74,6 +74,11 @@ struct Corpus {
         bool keep_seeds;    /* seeds are never superseded (corpus_set_keep_seeds) */
         uint32_t *seed_idx; /* entry indices of the seeds, for partner picks */
         size_t n_seed_idx, cap_seed_idx;
+        /* Entries that stopped being the best for any feature since the
+         * last corpus_take_superseded (at most once each: n_best never
+         * rises again). */
+        uint32_t *gone;
+        size_t n_gone, cap_gone;
         uint32_t *active; /* active entry indices, from the last recompute */
         double *cum;      /* corpus_schedule_many's running energies */
         size_t n_active, n_favored;
@@ -133,6 +138,7 @@ void corpus_free(Corpus *c)
         free(c->active);
         free(c->cum);
         free(c->seed_idx);
+        free(c->gone);
         if (c->dirfd >= 0)
                 close(c->dirfd);
         free(c);
@@ -327,6 +333,34 @@ static bool entry_better(const Corpus *c, size_t a, size_t b)
         return a < b;
 }
 
+/* Entry @i is no longer the best for any feature: noted for
+ * corpus_take_superseded. Seeds are not: a run resumed from OUT/corpus
+ * re-measures its seeds' speeds, and an equal-length seed that now comes
+ * out slower than another must not lose its file to timing noise. Without
+ * memory, the note is lost and the entry's file stays. */
+static void note_gone(Corpus *c, size_t i)
+{
+        if (c->entries[i].known != ENTRY_FEATURES_COMPLETE || c->entries[i].seed)
+                return;
+        if (c->n_gone == c->cap_gone) {
+                size_t cap = c->cap_gone ? c->cap_gone * 2 : 64;
+                uint32_t *g = realloc(c->gone, cap * sizeof(*g));
+                if (!g)
+                        return;
+                c->gone = g;
+                c->cap_gone = cap;
+        }
+        c->gone[c->n_gone++] = (uint32_t)i;
+}
+
+size_t corpus_take_superseded(Corpus *c, uint32_t *ids, size_t cap)
+{
+        size_t n = c->n_gone < cap ? c->n_gone : cap;
+        memcpy(ids, c->gone + (c->n_gone - n), n * sizeof(*ids));
+        c->n_gone -= n;
+        return n;
+}
+
 int corpus_set_features(Corpus *c, size_t i, const uint32_t *ids, size_t n, bool complete,
                         uint64_t exec_ns)
 {
@@ -357,8 +391,8 @@ int corpus_set_features(Corpus *c, size_t i, const uint32_t *ids, size_t n, bool
                         continue; /* a repeated id */
                 if (holder && !entry_better(c, i, holder - 1))
                         continue;
-                if (holder)
-                        c->entries[holder - 1].n_best--;
+                if (holder && --c->entries[holder - 1].n_best == 0)
+                        note_gone(c, holder - 1);
                 c->best[d] = (uint32_t)(i + 1);
                 e->n_best++;
         }

@@ -37,7 +37,9 @@ size_t corpus_pick(const Corpus *c, SfPrng *rng);
  * best input reaching it: the shortest, then the fastest, then the oldest.
  *
  * - An entry whose features are all known and all have a better input is
- *   superseded: it is never picked again (it stays in memory, and on disk).
+ *   superseded: it is never picked again (it stays in memory; the engine
+ *   removes its file from the output corpus, as libFuzzer deletes an input
+ *   that is no longer the smallest for any feature).
  *   Entries whose features are unknown or truncated are never superseded.
  * - Favoured entries are a small cover of every feature, as AFL culls its
  *   queue: going through the features in the order they were first seen,
@@ -57,6 +59,11 @@ size_t corpus_pick(const Corpus *c, SfPrng *rng);
  * Call once per entry. Returns 0 or -ENOMEM. */
 int corpus_set_features(Corpus *c, size_t i, const uint32_t *ids, size_t n, bool complete,
                         uint64_t exec_ns);
+/* Entries that stopped being the best input for any of their features
+ * (each once, in no particular order; seeds never): up to @cap indices
+ * into @ids, taken off the list. Whether one is superseded also depends on the seed rules:
+ * ask corpus_is_active. */
+size_t corpus_take_superseded(Corpus *c, uint32_t *ids, size_t cap);
 /* Entry @i's execution time as corpus_set_features got it (0: unknown). */
 uint64_t corpus_exec_ns(const Corpus *c, size_t i);
 

@@ -416,10 +416,11 @@ static void take_seed(Coordinator *c, const SchedulePlan *p, uint64_t iteration,
                 corpus_mark_on_disk(c->corpus, i, true);
 }
 
-/* A shorter input replaced corpus entry @base as the best for all it
- * reached: its file leaves OUT/corpus (as libFuzzer's REDUCE deletes the
- * input it replaces), so the output corpus is what the schedule uses. The
- * user's own corpus directories are never touched. */
+/* Corpus entry @base is no longer the best input for anything it reached
+ * (a shorter form of it, or better inputs for each of its features, came
+ * since): its file leaves OUT/corpus, as libFuzzer deletes an input that is
+ * no longer the smallest for any feature, so the output corpus is what the
+ * schedule uses. The user's own corpus directories are never touched. */
 static void drop_replaced(Coordinator *c, size_t base)
 {
         if (corpus_is_active(c->corpus, base) || !corpus_on_disk(c->corpus, base))
@@ -481,6 +482,14 @@ static void take_finds(Coordinator *c, Slot *s)
                 }
                 if (r == 1 && smaller && base != SIZE_MAX)
                         drop_replaced(c, base);
+                /* Entries better inputs took every feature from leave the
+                 * output corpus too (not with --no-reduce: libFuzzer's
+                 * -reduce_inputs=0 deletes nothing). */
+                uint32_t gone[64];
+                size_t n_gone;
+                while ((n_gone = corpus_take_superseded(c->corpus, gone, 64)) > 0)
+                        for (size_t g = 0; g < n_gone && !c->cfg->no_reduce; g++)
+                                drop_replaced(c, gone[g]);
         }
         if (used)
                 (void)dicts_take_tokens(c->dicts, region, &c->layout);

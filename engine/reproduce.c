@@ -7,6 +7,7 @@
  * through core/termsafe.h.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -302,10 +303,10 @@ int reproduce_run(const ReproduceConfig *cfg)
                 /* The sequence ran, or the worker failed. */
         } else if (history) {
                 WprocBatch b;
-                printf("state-dependent: replaying %llu inputs (iterations %llu..%llu of the "
-                       "batch) in one runner\n",
-                       (unsigned long long)(conf.last - conf.first + 1),
-                       (unsigned long long)conf.first, (unsigned long long)conf.last);
+                printf("state-dependent: replaying %" PRIu64 " inputs (iterations %" PRIu64
+                       "..%" PRIu64 " of the batch) in one runner\n",
+                       (uint64_t)(conf.last - conf.first + 1), (uint64_t)conf.first,
+                       (uint64_t)conf.last);
                 replay_history_batch(history, &hl, conf.first, conf.last, &b);
                 r = wproc_run_batch(w, &b, &result);
         } else if (wc.detect_leaks) {

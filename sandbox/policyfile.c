@@ -634,9 +634,8 @@ int policyfile_apply(const char *name, const char *text, const cJSON *root, Poli
                 r = -ENOMEM;
                 goto fail_scratch;
         }
-        if (scratch.n_extra)
-                memcpy(policy->extra + policy->n_extra, scratch.extra,
-                       scratch.n_extra * sizeof(*extra));
+        if (scratch.n_extra && extra) /* extra is set whenever n_extra > 0 (above) */
+                memcpy(extra + policy->n_extra, scratch.extra, scratch.n_extra * sizeof(*extra));
         policy->n_extra += scratch.n_extra;
         if (scratch.n_dirs)
                 memcpy(policy->dirs + policy->n_dirs, scratch.dirs, scratch.n_dirs * sizeof(*dirs));

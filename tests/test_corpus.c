@@ -73,6 +73,30 @@ Test(corpus, an_input_covered_by_a_smaller_one_is_never_picked)
         corpus_free(c);
 }
 
+/* The engine removes the file of every entry listed here: an entry is
+ * listed once, when better inputs hold all of its features, and never
+ * while it is still the best for one. */
+Test(corpus, an_input_whose_every_feature_has_a_better_one_is_listed_once)
+{
+        Corpus *c = mem_corpus();
+        const uint32_t ab[] = {1, 2}, a1[] = {1, 7}, a2[] = {2}, partial[] = {1, 2};
+        uint32_t gone[8];
+        size_t big = add(c, 'a', 100, ab, 2, 1000, true);
+        size_t open = add(c, 'o', 120, partial, 2, 1000, false);
+        size_t b = add(c, 'b', 50, a1, 2, 1000, true);
+        cr_expect_eq(corpus_take_superseded(c, gone, 8), 0, "A is still the best for feature 2");
+        size_t cc = add(c, 'c', 40, a2, 1, 1000, true);
+        cr_assert_eq(corpus_take_superseded(c, gone, 8), 1);
+        cr_expect_eq(gone[0], big, "A, whose two features have shorter inputs now");
+        cr_expect_not(corpus_is_active(c, big));
+        cr_expect(corpus_is_active(c, open), "features not all known: never superseded");
+        (void)add(c, 'd', 10, ab, 2, 1000, true);
+        cr_assert_eq(corpus_take_superseded(c, gone, 8), 1, "A is not listed again");
+        cr_expect_eq(gone[0], cc, "C: D is shorter for feature 2");
+        cr_expect(corpus_is_active(c, b), "B keeps feature 7 of its own");
+        corpus_free(c);
+}
+
 Test(corpus, a_feature_of_its_own_keeps_a_larger_input)
 {
         Corpus *c = mem_corpus();

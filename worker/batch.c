@@ -15,6 +15,7 @@
  * count); a custom step's input is noted before count names it. A frozen
  * batch never writes into the record.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "worker/batch.h"
@@ -179,8 +180,9 @@ int batch_rebuild(const void *region, const RecordLayout *l, const CustomMutator
 {
         Batch b;
         int r = batch_check(region, l, k);
-        if (r == 0)
-                r = batch_init(&b, (void *)region, l, ret, NULL, cm);
+        if (r != 0)
+                return r < 0 ? r : -EINVAL; /* batch_check returns 0 or a negative errno */
+        r = batch_init(&b, (void *)region, l, ret, NULL, cm);
         if (r == 0 && from_slot)
                 r = batch_start_slot(&b, k);
         if (r == 1 || (r == 0 && !from_slot))

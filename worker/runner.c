@@ -626,6 +626,10 @@ static bool runner_batch_finish(RunnerBatch *rb, uint64_t loop_start)
         runner_flush_op_stats(h, &rb->in->trace, rb->op_found);
         h->loop_ns = (uint64_t)clock_now_ns() - loop_start;
         h->runner_state = rb->full ? RECORD_RUNNER_FULL : RECORD_RUNNER_DONE;
+        /* The custom mutator's scratch buffer is this batch's (a runner
+         * that runs several batches would leak one per batch). */
+        free(rb->cm.scratch);
+        rb->cm.scratch = NULL;
         return runner_batch_may_share(h);
 }
 

@@ -195,6 +195,27 @@ static cJSON *worker_frame_json(uint64_t pc)
         return f;
 }
 
+/* One frame line of a sanitizer stack, "    #N 0xPC in ...": true with its
+ * PC in @pc; false for any other line (the blank one after the stack). */
+static bool worker_parse_frame(const char *line, unsigned long long *pc)
+{
+        char *end;
+
+        while (*line == ' ' || *line == '\t')
+                line++;
+        if (*line++ != '#' || *line < '0' || *line > '9')
+                return false;
+        errno = 0;
+        (void)strtoul(line, &end, 10);
+        if (errno || *end != ' ')
+                return false;
+        line = end + 1;
+        if (line[0] != '0' || line[1] != 'x')
+                return false;
+        *pc = strtoull(line + 2, &end, 16);
+        return errno == 0 && end != line + 2;
+}
+
 /* The stack that allocated the first leak of a LeakSanitizer report
  * ("Direct leak of ... allocated from:" and its "#n 0xpc" lines): the
  * runner was a fork of this process, so the addresses mean the same here. */
@@ -213,7 +234,6 @@ static void worker_add_leak_frames(const Worker *w, cJSON *frames)
                 const char *eol = memchr(line, '\n', (size_t)(end - line));
                 char buf[128];
                 size_t n;
-                unsigned idx;
                 unsigned long long pc;
 
                 if (!eol)
@@ -221,7 +241,7 @@ static void worker_add_leak_frames(const Worker *w, cJSON *frames)
                 n = (size_t)(eol - line) < sizeof(buf) - 1 ? (size_t)(eol - line) : sizeof(buf) - 1;
                 memcpy(buf, line, n);
                 buf[n] = 0;
-                if (sscanf(buf, " #%u 0x%llx", &idx, &pc) != 2)
+                if (!worker_parse_frame(buf, &pc))
                         break; /* the blank line after the stack */
                 cJSON_AddItemToArray(frames, worker_frame_json((uint64_t)pc));
                 p = eol;
@@ -296,8 +316,15 @@ static long worker_rss_mb(pid_t pid)
         if (n <= 0)
                 return -1;
         buf[n] = 0;
-        unsigned long size, resident;
-        if (sscanf(buf, "%lu %lu", &size, &resident) != 2)
+        /* statm: "size resident shared ...", in pages. */
+        char *end;
+        errno = 0;
+        (void)strtoul(buf, &end, 10);
+        if (errno || end == buf || *end != ' ')
+                return -1;
+        const char *res = end + 1;
+        unsigned long resident = strtoul(res, &end, 10);
+        if (errno || end == res)
                 return -1;
         return (long)(resident * (unsigned long)sysconf(_SC_PAGESIZE) / (1024 * 1024));
 }

@@ -103,7 +103,7 @@ static int wproc_new(Wproc **ret, const WprocConfig *cfg, char *err, size_t errl
         }
         w->shm_fd = memfd_create("snapfuzz-record", MFD_CLOEXEC);
         if (w->shm_fd < 0 || ftruncate(w->shm_fd, (off_t)w->layout.region_size) < 0) {
-                r = -errno;
+                r = errno ? -errno : -EIO;
                 snprintf(err, errlen, "cannot create shared memory: %s", strerror(-r));
                 goto err_free;
         }
@@ -111,7 +111,7 @@ static int wproc_new(Wproc **ret, const WprocConfig *cfg, char *err, size_t errl
             mmap(NULL, w->layout.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, w->shm_fd, 0);
         if (w->region == MAP_FAILED) {
                 w->region = NULL;
-                r = -errno;
+                r = errno ? -errno : -EIO;
                 snprintf(err, errlen, "cannot map shared memory: %s", strerror(-r));
                 goto err_free;
         }
@@ -131,7 +131,7 @@ static int wproc_new(Wproc **ret, const WprocConfig *cfg, char *err, size_t errl
 
 err_free:
         wproc_free(w);
-        return r;
+        return r < 0 ? r : -EIO; /* never success without *ret */
 }
 
 /* The forked child: keeps only the worker's four descriptors, sets the
@@ -171,7 +171,7 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
          * make a plain target one. */
         bool leaks = cfg->detect_leaks && san.asan;
         if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(evt, O_CLOEXEC) < 0) {
-                r = -errno;
+                r = errno ? -errno : -EIO;
                 snprintf(err, errlen, "cannot create pipes: %s", strerror(-r));
                 goto err_pipes;
         }
@@ -201,7 +201,7 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
         }
         w->pid = fork();
         if (w->pid < 0) {
-                r = -errno;
+                r = errno ? -errno : -EIO;
                 snprintf(err, errlen, "cannot fork a worker: %s", strerror(-r));
                 goto err_pipes;
         }
@@ -226,7 +226,7 @@ err_pipes:
         }
 err_free:
         wproc_free(w);
-        return r;
+        return r < 0 ? r : -EIO; /* never success without *ret */
 }
 
 /* The worker's first message: its hello, or the error that stopped it. */
