@@ -81,19 +81,6 @@ static int find_shadow_runtime(struct dl_phdr_info *info, size_t size, void *fou
         return 0;
 }
 
-/* A sanitizer runtime linked into the executable itself (the libFuzzer
- * drop-in built with -fsanitize=address: clang's static runtime) has no
- * module of its own to find; its entry points, weak here, tell. */
-extern void __asan_init(void) __attribute__((weak));
-extern void __msan_init(void) __attribute__((weak));
-extern void __hwasan_init(void) __attribute__((weak));
-extern void __tsan_init(void) __attribute__((weak));
-
-static bool static_shadow_runtime(void)
-{
-        return __asan_init || __msan_init || __hwasan_init || __tsan_init;
-}
-
 static void write_file(const char *path, const char *text)
 {
         int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -166,7 +153,6 @@ int sandbox_prepare(Sandbox *s)
         s->prepared = true;
 
         (void)dl_iterate_phdr(find_shadow_runtime, &s->sanitizer);
-        s->sanitizer = s->sanitizer || static_shadow_runtime();
         if (s->sanitizer && s->mode != SANDBOX_OFF) {
                 /* Its reports read /proc/self/maps: through the worker. */
                 int r;
