@@ -338,3 +338,80 @@ int symbolize_frames(cJSON *frames, bool target_only)
         free(out);
         return done;
 }
+
+/* The symbolizer's answer for one address with inlining: pairs of lines
+ * (function, file:line:col), innermost first, the last one the function
+ * the code is in; a blank line ends it. Adds the inlined ones to @f. */
+static void add_inlined(cJSON *f, char **cursor)
+{
+        cJSON *inl = NULL;
+        char *function, *fileline;
+        char *pending_fn = NULL, *pending_fl = NULL;
+        while (**cursor && **cursor != '\n' && (function = next_line(cursor)) &&
+               (fileline = next_line(cursor))) {
+                if (pending_fn) {
+                        if (!inl)
+                                inl = cJSON_AddArrayToObject(f, "inlined");
+                        cJSON *e = cJSON_CreateObject();
+                        if (inl && e) {
+                                set_location(e, pending_fn, pending_fl);
+                                cJSON_AddItemToArray(inl, e);
+                        } else {
+                                cJSON_Delete(e);
+                        }
+                }
+                pending_fn = function;
+                pending_fl = fileline;
+        }
+        /* With inlined code, the frame's own line is the call's line. */
+        if (inl && pending_fl && strncmp(pending_fl, "??", 2) != 0) {
+                cJSON_DeleteItemFromObjectCaseSensitive(f, "file");
+                cJSON_DeleteItemFromObjectCaseSensitive(f, "line");
+                set_location(f, NULL, pending_fl);
+        }
+        while (**cursor == '\n')
+                (*cursor)++;
+}
+
+int symbolize_frames_inlined(cJSON *frames)
+{
+        cJSON *todo[SYMBOLIZE_MAX_FRAMES];
+        int n = 0, index = 0;
+        size_t cap = 64 * 1024, len = 0;
+        cJSON *f;
+        if (!cJSON_IsArray(frames) || !symbolize_available())
+                return 0;
+        char *input = malloc(cap);
+        if (!input)
+                return 0;
+        cJSON_ArrayForEach(f, frames)
+        {
+                const char *path = msg_str(f, "path", NULL);
+                const char *off = msg_str(f, "offset", NULL);
+                int first = index++ == 0;
+                if (!path || !off || n == SYMBOLIZE_MAX_FRAMES || path[0] != '/' ||
+                    cJSON_GetObjectItemCaseSensitive(f, "inlined"))
+                        continue;
+                unsigned long long o = strtoull(off, NULL, 16);
+                if (!first && o > 0)
+                        o--;
+                int w = snprintf(input + len, cap - len, "\"%s\" 0x%llx\n", path, o);
+                if (w < 0 || (size_t)w >= cap - len)
+                        break;
+                len += (size_t)w;
+                todo[n++] = f;
+        }
+        char *const argv[] = {symbolizer_path,           (char *)"--output-style=LLVM",
+                              (char *)"--inlining=true", (char *)"--functions=linkage",
+                              (char *)"--demangle",      NULL};
+        char *out = n ? run_filter(argv, input, len) : NULL;
+        free(input);
+        if (!out)
+                return 0;
+        char *cursor = out;
+        int done = 0;
+        for (int i = 0; i < n && *cursor; i++, done++)
+                add_inlined(todo[i], &cursor);
+        free(out);
+        return done;
+}

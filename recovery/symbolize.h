@@ -26,6 +26,15 @@
  * 0 when no symbolizer is installed. */
 int symbolize_frames(cJSON *frames, bool target_only);
 
+/* For reports only (signatures never use it): adds to each frame of
+ * @frames that the code of other functions was inlined into, an "inlined"
+ * array of {function, file, line}, innermost first, as a sanitizer prints
+ * them (one frame number, several lines). The frame's own "function" stays
+ * the function the code is in; its "file" and "line" become the line of
+ * the outermost inlined call. Returns the number of frames looked up; 0
+ * without a symbolizer. */
+int symbolize_frames_inlined(cJSON *frames);
+
 /* Whether a symbolizer can be run. The first call that finds none prints
  * one note on stderr (what is missing, how to install or name one, and
  * that signatures fall back to module+offset); later calls are silent. */
