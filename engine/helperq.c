@@ -118,12 +118,14 @@ static void close_fds(unsigned lo, unsigned hi)
 static _Noreturn void helper_child(HelperQueue *q, pid_t parent, int cmd_rd, int evt_wr)
 {
         sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
         /* Ctrl-C reaches the whole process group; the coordinator decides
-         * what happens to the jobs in flight. */
+         * what happens to the jobs in flight. Ignored before the mask is
+         * lifted: a SIGINT the coordinator's mask held back is delivered
+         * at once then, and would kill the helper. */
         signal(SIGINT, SIG_IGN);
         signal(SIGPIPE, SIG_IGN);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
                 _exit(SF_EXIT_INTERNAL);
         (void)prctl(PR_SET_NAME, HELPERQ_COMM);

@@ -144,6 +144,13 @@ static _Noreturn void wproc_child(const WorkerArgs *args, const SanitizerInfo *s
         int keep[] = {args->cmd_fd, args->evt_fd, args->shm_fd, args->cov_fd};
         sigset_t none;
 
+        /* Ctrl-C is the coordinator's: the worker ignores SIGINT from its
+         * first instruction (an ignored signal stays ignored across
+         * execve), before the coordinator's mask, which may hold a SIGINT
+         * back, is lifted. Otherwise a Ctrl-C in the first moments of a run
+         * killed a worker still starting, and the run ended with "every
+         * worker has stopped" instead of as interrupted. */
+        signal(SIGINT, SIG_IGN);
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         close_inherited(keep, 4);
