@@ -653,6 +653,10 @@ Test(lfcompat, two_step_merge)
         LfcRun r;
         long f1, e1, f2, e2;
         lfc_merge_step(&r, prefix, mcf, out, old, NULL);
+        /* Until the drop-in has -merge=1 (issue 16 item 4), it says so in
+         * one line; the skip names it, and ends when the line does. */
+        if (r.code == 1 && strstr(r.out, "-merge=1 is not supported"))
+                cr_skip_test("the drop-in has no -merge=1 yet: %s", r.out);
         cr_assert_eq(r.code, 0, "step 1 exit %d:\n%s", r.code, r.out);
         lfc_merge_stats(r.out, &f1, &e1);
         int kept1 = lfc_count_files(out);
