@@ -93,6 +93,7 @@ typedef struct Merge {
         int cov_fd;
         CoverageShared *cov;
         size_t counters;
+        size_t target_counters; /* the first counters are the target's edges */
         Wproc *w;
         WprocConfig wc;
         uint8_t *pack; /* a batch's inputs (the record's base area) */
@@ -354,6 +355,7 @@ static int merge_worker_start(Merge *m)
                            : r;
         }
         m->counters = wproc_counters(m->w);
+        m->target_counters = wproc_target_counters(m->w);
         return 0;
 }
 
@@ -371,6 +373,7 @@ static int merge_setup(Merge *m)
                 return -ENOMEM;
         m->wc = (WprocConfig){
             .target = m->run->target_abs,
+            .builtin = m->run->builtin_target,
             .max_len = m->max_len,
             .timeout_ms = m->run->timeout_ms,
             .rss_limit_mb = m->run->rss_limit_mb,
@@ -788,6 +791,19 @@ static int merge_select(Merge *m, bool *keep)
         for (size_t f = 0; f < nf; f++) {
                 m->res->features += holders[f] != 0;
                 m->res->new_features += holders[f] != 0 && holders[f] != MERGE_PINNED;
+        }
+        /* A feature is a counter's hit-count bucket (id = counter * 8 +
+         * bucket): an edge is one of the target's counters (they come
+         * before snapfuzz's feedback maps) with any feature held, a new one
+         * a counter the output corpus reached with none. */
+        for (size_t c = 0; c < m->target_counters && c < m->counters; c++) {
+                bool held = false, pinned = false;
+                for (size_t b = 0; b < 8; b++) {
+                        held = held || holders[c * 8 + b] != 0;
+                        pinned = pinned || holders[c * 8 + b] == MERGE_PINNED;
+                }
+                m->res->edges += held;
+                m->res->new_edges += held && !pinned;
         }
         free(order);
         free(holders);

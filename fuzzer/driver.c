@@ -318,15 +318,53 @@ static int driver_fuzz(Driver *d, const char *argv0)
         return r < 0 ? 1 : 0;
 }
 
-/* What the drop-in does not do yet: one line, libFuzzer's error status.
- * -merge=1 waits for the engine's merge (engine_merge). */
-static int driver_unsupported(const LfFlags *f)
+/* -merge=1: libFuzzer's corpus merge, by the engine's (engine_merge): the
+ * 2nd, 3rd, ... directories into the 1st, resumable with
+ * -merge_control_file (a control file that is not one of ours is replaced,
+ * as libFuzzer replaces one it cannot use). Prints libFuzzer's MERGE-OUTER
+ * lines, the last of which ClusterFuzz reads its figures from. Returns the
+ * exit status. */
+static int driver_merge(Driver *d, const char *argv0)
 {
-        if (f->merge <= 0)
+        LfFlags *f = &d->flags;
+        if (f->n_inputs < 2) {
+                fprintf(stderr, "INFO: Merge requires two or more corpus dirs\n");
                 return 0;
-        fprintf(stderr, "ERROR: -merge=1 is not supported by this snapfuzz drop-in yet; nothing "
-                        "was merged\n");
-        return 1;
+        }
+        int r = driver_paths(d);
+        if (r == 0)
+                r = driver_config(d, argv0);
+        if (r)
+                return r;
+        log_set_quiet(f->verbosity < 2);
+        SfMergeConfig mc = {
+            .run = &d->cfg,
+            .out_corpus = f->inputs[0],
+            .in_dirs = f->inputs + 1,
+            .n_in_dirs = f->n_inputs - 1,
+            .control_file = f->merge_control_file,
+            .replace_bad_control = true,
+            .quiet = f->verbosity < 2,
+        };
+        SfMergeResult res = {0};
+        r = engine_merge(&mc, &res);
+        fprintf(stderr,
+                "MERGE-OUTER: %zu files, %zu in the initial corpus, %zu processed earlier\n",
+                res.inputs, res.in_out_corpus, res.reused);
+        if (r < 0) {
+                fprintf(stderr, "ERROR: the merge failed: %s\n", strerror(-r));
+                return 1;
+        }
+        if (res.crashed || res.timeouts || res.ooms)
+                fprintf(stderr,
+                        "INFO: %zu inputs crashed, %zu timed out, %zu ran out of memory: "
+                        "not merged\n",
+                        res.crashed, res.timeouts, res.ooms);
+        fprintf(stderr,
+                "MERGE-OUTER: %zu new files with %llu new features added; %llu new coverage "
+                "edges\n",
+                res.added, (unsigned long long)res.new_features, (unsigned long long)res.new_edges);
+        return 0;
 }
 
 /* Whether every operand is a file: libFuzzer then runs them, it does not
@@ -349,8 +387,10 @@ static int driver_main(int *argc, char ***argv, LfUserCallback cb)
                 return r;
         if (d.flags.help > 0)
                 lfflags_help((*argv)[0]);
-        else if ((r = driver_unsupported(&d.flags)) == 0) {
-                if (d.flags.minimize_crash > 0)
+        else {
+                if (d.flags.merge > 0)
+                        r = driver_merge(&d, (*argv)[0]);
+                else if (d.flags.minimize_crash > 0)
                         r = crashmin_minimize(&d.flags, *argc, *argv);
                 else if (d.flags.cleanse_crash > 0)
                         r = crashmin_cleanse(&d.flags, *argc, *argv);

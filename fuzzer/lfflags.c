@@ -51,7 +51,7 @@ static const LfFlagRow rows[] = {
     NUM(fork, 0, "N: fuzz with N worker processes (snapfuzz always forks its runners)"),
     NUM(jobs, 0, "N: fuzz with min(N, cores/2) worker processes in one campaign"),
     NUM(workers, 0, "worker processes (with or without -jobs)"),
-    NUM(merge, 0, "1: merge the 2nd, 3rd, ... corpus into the 1st (not yet supported)"),
+    NUM(merge, 0, "1: merge the 2nd, 3rd, ... corpus into the 1st"),
     NUM(minimize_crash, 0, "1: minimize one crash input (with -runs or -max_total_time)"),
     NUM(cleanse_crash, 0, "1: replace the bytes of one crash input that do not matter"),
     NUM(use_value_profile, 0, "1: how close comparisons come counts as coverage"),

@@ -441,10 +441,54 @@ Test(dropin, bad_input_gets_one_line_and_libfuzzers_error_status)
         cr_expect(strstr(r.err, "did not crash"), "%s", r.err);
         sf_run_free(&r);
         free(fine);
-        const char *merge[] = {"-merge=1", dir, dir, NULL};
-        sf_run_exe(&r, 60, dropin("magic_plain"), merge);
-        cr_expect_eq(r.exit_code, 1);
-        cr_expect(strstr(r.err, "ERROR: -merge=1 is not supported"), "%s", r.err);
+        const char *merge_one[] = {"-merge=1", dir, NULL};
+        sf_run_exe(&r, 60, dropin("magic_plain"), merge_one);
+        cr_expect_eq(r.exit_code, 0, "libFuzzer exits 0 here:\n%s", r.err);
+        cr_expect(strstr(r.err, "INFO: Merge requires two or more corpus dirs"), "%s", r.err);
+        sf_run_free(&r);
+        free(dir);
+}
+
+/* -merge=1 as ClusterFuzz runs it: the 2nd directory into the 1st, with a
+ * control file, and the MERGE-OUTER line its stats parser reads. */
+Test(dropin, merge_puts_the_inputs_with_new_coverage_into_the_first_directory, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char in[600], out[600], mcf[600], kept[700];
+        snprintf(in, sizeof(in), "%s/in", dir);
+        snprintf(out, sizeof(out), "%s/out", dir);
+        snprintf(mcf, sizeof(mcf), "-merge_control_file=%s/mcf", dir);
+        cr_assert_eq(mkdir(in, 0755), 0);
+        cr_assert_eq(mkdir(out, 0755), 0);
+        free(write_input(in, "a", "hello"));
+        free(write_input(in, "b", "hello"));         /* the same bytes: kept once */
+        free(write_input(in, "c", "longer than 8")); /* reaches the memcmp */
+        SfRun r;
+        const char *args[] = {"-merge=1", mcf, out, in, NULL};
+        sf_run_exe(&r, 60, dropin("magic_plain"), args);
+        cr_expect_eq(r.exit_code, 0, "%s", r.err);
+        unsigned files = 0;
+        unsigned long long ft = 0, edges = 0;
+        const char *line = strstr(r.err, "MERGE-OUTER: ");
+        while (line && strstr(line + 1, "MERGE-OUTER: "))
+                line = strstr(line + 1, "MERGE-OUTER: ");
+        cr_assert(line && sscanf(line,
+                                 "MERGE-OUTER: %u new files with %llu new features added; "
+                                 "%llu new coverage edges",
+                                 &files, &ft, &edges) == 3,
+                  "%s", r.err);
+        cr_expect_eq(files, 2, "one file per path:\n%s", r.err);
+        cr_expect_gt(ft, 0);
+        cr_expect_gt(edges, 0);
+        sf_run_free(&r);
+        /* Named by the SHA-1 of its bytes, as libFuzzer names them. */
+        snprintf(kept, sizeof(kept), "%s/aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d", out);
+        struct stat st;
+        cr_expect_eq(stat(kept, &st), 0, "%s holds the file of \"hello\"", out);
+        /* Merging again adds nothing. */
+        sf_run_exe(&r, 60, dropin("magic_plain"), args);
+        cr_expect_eq(r.exit_code, 0, "%s", r.err);
+        cr_expect(strstr(r.err, "MERGE-OUTER: 0 new files"), "%s", r.err);
         sf_run_free(&r);
         free(dir);
 }

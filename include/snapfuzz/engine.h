@@ -223,6 +223,8 @@ typedef struct SfMergeResult {
         uint64_t added_bytes;
         uint64_t features;     /* coverage features of the output corpus after the merge */
         uint64_t new_features; /* of which the added files brought */
+        uint64_t edges;        /* counters reached (any hit-count bucket) after the merge */
+        uint64_t new_edges;    /* of which the output corpus did not reach before */
         size_t crashed;        /* inputs that crashed (skipped) */
         size_t timeouts;       /* inputs that hung (skipped) */
         size_t ooms;           /* inputs over the memory limit (skipped) */
