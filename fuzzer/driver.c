@@ -50,8 +50,10 @@
 #include "fuzzer/cjsonbind.h"
 #include "fuzzer/crashmin.h"
 #include "fuzzer/driver.h"
+#include "fuzzer/lfdict.h"
 #include "fuzzer/lfflags.h"
 #include "fuzzer/lfreport.h"
+#include "fuzzer/sandrun.h"
 #include "fuzzer/single.h"
 #include "sandbox/policyfile.h"
 #include "sandbox/sandbox.h"
@@ -385,6 +387,15 @@ static int driver_main(int *argc, char ***argv, LfUserCallback cb)
         int r = lfflags_parse(*argc, *argv, &d.flags) < 0 ? 1 : 0;
         if (r)
                 return r;
+        if (d.flags.dict && d.flags.help <= 0) {
+                size_t entries;
+                if (lfdict_check(d.flags.dict, &entries) != 0) {
+                        lfflags_deinit(&d.flags);
+                        return 1;
+                }
+                if (d.flags.verbosity > 0)
+                        fprintf(stderr, "Dictionary: %zu entries\n", entries);
+        }
         if (d.flags.help > 0)
                 lfflags_help((*argv)[0]);
         else {
@@ -394,9 +405,9 @@ static int driver_main(int *argc, char ***argv, LfUserCallback cb)
                         r = crashmin_minimize(&d.flags, *argc, *argv);
                 else if (d.flags.cleanse_crash > 0)
                         r = crashmin_cleanse(&d.flags, *argc, *argv);
-                else if (all_files(&d.flags))
+                else if (all_files(&d.flags) && (r = sandrun_check(&d.flags, (*argv)[0])) == 0)
                         r = single_run(&d.flags, cb, LLVMFuzzerInitialize, argc, argv);
-                else
+                else if (!all_files(&d.flags))
                         r = driver_fuzz(&d, (*argv)[0]);
         }
         lfflags_deinit(&d.flags);

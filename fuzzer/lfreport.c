@@ -24,6 +24,7 @@
 #include "core/fsutil.h"
 #include "core/hash.h"
 #include "fuzzer/lfreport.h"
+#include "fuzzer/sanreport.h"
 
 #include "snapfuzz/banned.h"
 
@@ -177,8 +178,10 @@ static void on_crash(LfReport *r, const SfEvent *e)
 
         if (first)
                 snprintf(r->first_kind, sizeof(r->first_kind), "%s", e->crash_kind);
-        print_stored_report(e);
-        print_crash_lines(r, e);
+        if (sanreport_write_dir(stderr, e->crash_dir, (int)getpid()) < 0) {
+                print_stored_report(e);
+                print_crash_lines(r, e);
+        }
         snprintf(in, sizeof(in), "%s/input", e->crash_dir);
         int err = fs_read_file(AT_FDCWD, in, SIZE_MAX / 2, &data, &len);
         /* -exact_artifact_path names one file: the first crash's. */

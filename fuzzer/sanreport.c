@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,24 @@ static void sanreport_libfuzzer(FILE *out, const cJSON *crash, int pid, const ch
         fprintf(out, "SUMMARY: libFuzzer: %s\n", summary);
 }
 
+/* The number of a frame line ("  #N ..."), or -1; *ret_rest (when not
+ * NULL) points after the number. */
+static int sanreport_frame_no(const char *line, const char **ret_rest)
+{
+        while (*line == ' ' || *line == '\t')
+                line++;
+        if (line[0] != '#' || line[1] < '0' || line[1] > '9')
+                return -1;
+        char *end;
+        errno = 0;
+        long n = strtol(line + 1, &end, 10);
+        if (errno || n > INT_MAX)
+                return -1;
+        if (ret_rest)
+                *ret_rest = end;
+        return (int)n;
+}
+
 /* One unsymbolized sanitizer frame line: "#N 0xPC (PATH+0xOFF)" or
  * "#N 0xPC in FN (PATH+0xOFF)", spaces and a BuildId suffix allowed. Fills
  * a frame object (pc, path, offset) and returns its number, or -1. */
@@ -155,8 +174,14 @@ static int sanreport_parse_frame(const char *line, size_t len, cJSON **ret)
         const char *open = strstr(buf, "(/");
         if (strstr(buf, ".c:") || strstr(buf, ".cc:") || strstr(buf, ".cpp:") || !open)
                 return -1;
-        if (sscanf(buf, " #%d %39s", &n, pc) != 2 || strncmp(pc, "0x", 2))
+        const char *rest;
+        if ((n = sanreport_frame_no(buf, &rest)) < 0)
                 return -1;
+        rest += strspn(rest, " \t");
+        size_t pc_len = strcspn(rest, " \t");
+        if (pc_len >= sizeof(pc) || strncmp(rest, "0x", 2))
+                return -1;
+        snprintf(pc, sizeof(pc), "%.*s", (int)pc_len, rest);
         const char *plus = strrchr(open, '+');
         const char *close = plus ? strchr(plus, ')') : NULL;
         if (!plus || !close || (size_t)(plus - open - 1) >= sizeof(path) ||
@@ -203,12 +228,12 @@ static void sanreport_put_stack(FILE *out, const char *from, const char *to)
                 const char *e = memchr(p, '\n', (size_t)(to - p));
                 size_t len = e ? (size_t)(e - p) : (size_t)(to - p);
                 const char *fn = f ? sanreport_str(f, "function") : NULL;
-                int n;
+                int n = sanreport_frame_no(p, NULL);
                 if (below_entry) {
                         /* The fuzzer's own frames, below the harness's
                          * entry point: left out, as in libFuzzer's
                          * reports ClusterFuzz ignores them. */
-                } else if (fn && sscanf(p, " #%d", &n) == 1) {
+                } else if (fn && n >= 0) {
                         sanreport_put_frame(out, n, f);
                         below_entry = !strcmp(fn, "LLVMFuzzerTestOneInput");
                 } else {
@@ -226,8 +251,10 @@ int sanreport_put_text(FILE *out, const char *text)
         while (*p) {
                 const char *e = strchr(p, '\n');
                 size_t len = e ? (size_t)(e - p) : strlen(p);
-                int n;
-                bool frame = sscanf(p, " #%d 0x", &n) == 1 && memchr(p, '#', len);
+                const char *rest = NULL;
+                int n = sanreport_frame_no(p, &rest);
+                bool frame = n >= 0 && (size_t)(rest - p) < len &&
+                             !strncmp(rest + strspn(rest, " \t"), "0x", 2);
                 if (frame && n == 0 && stack) {
                         sanreport_put_stack(out, stack, p);
                         stack = NULL;
