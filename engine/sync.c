@@ -863,7 +863,10 @@ static ssize_t queue_list(int qfd, uint32_t from, QueueEnt **ret, int64_t *ret_m
                 n++;
         }
         closedir(d);
-        qsort(v, n, sizeof(*v), ent_cmp);
+        if (!v)
+                n = 0; /* nothing listed: qsort may not be given NULL */
+        else
+                qsort(v, n, sizeof(*v), ent_cmp);
         *ret = v;
         return (ssize_t)n;
 }
@@ -938,7 +941,7 @@ static bool scan_peer(Sync *s, int dfd, Peer *p)
                 p->read_next = 0;
                 soon = true;
         }
-        for (ssize_t i = 0; i < n; i++) {
+        for (ssize_t i = 0; v && i < n; i++) { /* v is NULL only when n is 0 */
                 if (inbox_full(s) || read_one(s, qfd, p, v[i].id, v[i].name) == READ_WAIT) {
                         soon = true;
                         break;

@@ -716,7 +716,11 @@ Test(lfcompat, minimize_crash)
          * of the target's crashes; it must be smaller and crash. */
         cr_assert(len >= 4 && len < sizeof(crash) - 1, "minimized to %zu bytes", len);
         lfc_free_run(&r);
-        lfc_run(&r, NULL, 60, LFC_ARGV(lfc_env("LFC_BIN"), "-runs=100", outp));
+        /* As ClusterFuzz reproduces (-timeout=20): another crash the
+         * minimizer reached may be the target's hang. */
+        lfc_run(
+            &r, NULL, 90,
+            LFC_ARGV(lfc_env("LFC_BIN"), "-timeout=20", "-rss_limit_mb=2560", "-runs=100", outp));
         cr_assert(r.code != 0, "the minimized input does not crash:\n%s", r.out);
         lfc_free_run(&r);
 }
