@@ -230,6 +230,20 @@ static int driver_config(Driver *d, const char *argv0)
             .on_event = lfreport_event,
             .event_ctx = &d->report,
         };
+        /* AFL++-style sync, as snapfuzz run's --sync-dir/--name. */
+        if (f->snapfuzz_sync_dir || f->snapfuzz_sync_name) {
+                if (!f->snapfuzz_sync_dir || !f->snapfuzz_sync_name ||
+                    !engine_sync_name_valid(f->snapfuzz_sync_name)) {
+                        fprintf(stderr, "ERROR: -snapfuzz_sync_dir needs -snapfuzz_sync_name=NAME "
+                                        "(1-64 of A-Z a-z 0-9 _ . -, not starting with '.')\n");
+                        return 1;
+                }
+                c->sync_dir = f->snapfuzz_sync_dir;
+                c->sync_name = f->snapfuzz_sync_name;
+                c->sync_every_s = f->snapfuzz_sync_every > 0 && f->snapfuzz_sync_every < 86400
+                                      ? (unsigned)f->snapfuzz_sync_every
+                                      : 0;
+        }
         SandboxMode m;
         if (sandbox_mode_parse(c->sandbox, &m) < 0) {
                 fprintf(stderr, "ERROR: -snapfuzz_sandbox takes strict, log or off, not '%s'\n",

@@ -70,6 +70,11 @@ static const LfFlagRow rows[] = {
     STR(snapfuzz_sandbox, "snapfuzz: the runners' sandbox, strict (default), log or off"),
     STR(snapfuzz_sandbox_policy, "snapfuzz: a sandbox policy file (README, \"The sandbox\")"),
     STR(snapfuzz_out, "snapfuzz: keep the engine's working directory here"),
+    STR(snapfuzz_sync_dir,
+        "snapfuzz: share finds with instances (snapfuzz, afl-fuzz -M/-S) in this "
+        "AFL++-style sync directory"),
+    STR(snapfuzz_sync_name, "snapfuzz: this instance's directory in -snapfuzz_sync_dir"),
+    NUM(snapfuzz_sync_every, 0, "snapfuzz: seconds between two reads of the peers (0: 30)"),
 };
 
 /* Names libFuzzer knows (FuzzerFlags.def) that change nothing here. */

@@ -46,6 +46,9 @@ typedef struct LfFlags {
         const char *snapfuzz_sandbox; /* strict (default), log or off */
         const char *snapfuzz_out;     /* the engine's working directory, kept */
         const char *snapfuzz_sandbox_policy;
+        const char *snapfuzz_sync_dir;  /* snapfuzz run's --sync-dir */
+        const char *snapfuzz_sync_name; /* snapfuzz run's --name */
+        long snapfuzz_sync_every;       /* snapfuzz run's --sync-every (0: its default) */
         /* The inputs, in order (pointers into argv). */
         char **inputs;
         int n_inputs;

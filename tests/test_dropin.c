@@ -10,6 +10,8 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -572,5 +574,52 @@ Test(dropin, cleanse_crash_replaces_the_bytes_the_crash_does_not_need)
         free(data);
         sf_run_free(&r);
         free(crash);
+        free(dir);
+}
+
+/* AFL++-style sync through the drop-in's flags: a peer's queue entry (the
+ * planted bug's magic) is imported and crashes the target, and the
+ * instance's own finds are exported to DIR/NAME/queue. */
+Test(dropin, sync_flags_import_a_peers_find_and_export_their_own, .timeout = 120)
+{
+        char *dir = sf_tmpdir();
+        char sync[600], peerq[700], corpus[600], prefix[620], mine[700], a_dir[620], a_name[64];
+        snprintf(sync, sizeof(sync), "%s/sync", dir);
+        snprintf(peerq, sizeof(peerq), "%s/sync/peer/queue", dir);
+        snprintf(corpus, sizeof(corpus), "%s/corpus", dir);
+        snprintf(prefix, sizeof(prefix), "-artifact_prefix=%s/", dir);
+        snprintf(a_dir, sizeof(a_dir), "-snapfuzz_sync_dir=%s", sync);
+        snprintf(a_name, sizeof(a_name), "-snapfuzz_sync_name=me");
+        cr_assert_eq(mkdir(sync, 0755), 0);
+        snprintf(mine, sizeof(mine), "%s/sync/peer", dir);
+        cr_assert_eq(mkdir(mine, 0755), 0);
+        cr_assert_eq(mkdir(peerq, 0755), 0);
+        cr_assert_eq(mkdir(corpus, 0755), 0);
+        char *entry = write_input(peerq, "id:000000,orig:magic", "SNAPDROPxx");
+        /* A peer's file younger than a second is taken for half-written. */
+        struct timespec old[2] = {{.tv_sec = time(NULL) - 10}, {.tv_sec = time(NULL) - 10}};
+        cr_assert_eq(utimensat(AT_FDCWD, entry, old, 0), 0);
+        SfRun r;
+        const char *args[] = {corpus, a_dir, a_name, "-max_total_time=60", prefix, NULL};
+        sf_run_exe(&r, 90, dropin("magic_plain"), args);
+        cr_expect_eq(r.exit_code, 77, "the peer's input crashes the target:\n%s", r.err);
+        /* sha1("SNAPDROPxx"): the artifact is the peer's input itself. */
+        cr_expect(strstr(r.err, "crash-e0c7cdea3947b98a7286460907d856da8cad4a69"), "%s", r.err);
+        sf_run_free(&r);
+        snprintf(mine, sizeof(mine), "%s/sync/me/queue", dir);
+        DIR *d = opendir(mine);
+        cr_assert_not_null(d, "no queue of its own in %s", sync);
+        int exported = 0;
+        for (struct dirent *e; (e = readdir(d));)
+                exported += strncmp(e->d_name, "id:", 3) == 0;
+        closedir(d);
+        cr_expect_gt(exported, 0, "its finds are in %s", mine);
+        const char *bad[] = {corpus, a_dir, "-runs=10", NULL};
+        sf_run_exe(&r, 60, dropin("magic_plain"), bad);
+        cr_expect_eq(r.exit_code, 1);
+        cr_expect(strstr(r.err, "ERROR: -snapfuzz_sync_dir needs -snapfuzz_sync_name"), "%s",
+                  r.err);
+        sf_run_free(&r);
+        free(entry);
         free(dir);
 }
