@@ -90,8 +90,11 @@ int plotdata_parse_line(const char *line, size_t len, PlotRow *ret)
         }
         if (n != PLOTDATA_FIELDS)
                 return -EINVAL;
+        /* Each figure is converted to an integer type below: NaN, infinite
+         * or out-of-range values (a file someone else wrote) are refused
+         * first, as converting them would be undefined behaviour. */
         for (unsigned i = 0; i < PLOTDATA_FIELDS; i++)
-                if (v[i] < (i == 10 ? -1 : 0))
+                if (!(v[i] >= (i == 10 ? -1 : 0) && v[i] < 9e18))
                         return -EINVAL;
         *ret = (PlotRow){.t = v[0],
                          .execs = (uint64_t)v[1],

@@ -129,6 +129,10 @@ Test(plotdata, the_reader_takes_only_whole_lines_of_figures)
             "12.5, 100, 8.0, 3, 4, 5, 0, 0, 0, 0, 1\xff", /* garbage */
             "12.5,, 8.0, 3, 4, 5, 0, 0, 0, 0, 1",         /* an empty field */
             "12.5, 1.5, 8.0, 3, 4, 5, 0, 0, 0, 0, 1",     /* a fraction of a count */
+            /* Out of the integers' range (converting them is undefined
+             * behaviour; found by scripts/selffuzz.sh under UBSan). */
+            "12.5, 100, 8.0, 3, 4, 5, 0, 0, 0, 0, 1e19",
+            "12.5, 1e30, 8.0, 3, 4, 5, 0, 0, 0, 0, 1",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
                 cr_expect_eq(plotdata_parse_line(bad[i], strlen(bad[i]), &r), -EINVAL,
