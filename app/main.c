@@ -86,6 +86,8 @@ static void usage(FILE *f)
                 "way), 2 bad usage or input, 3 internal error.\n");
 }
 
+/* Over 80 lines: one string, the option list of `snapfuzz run --help`,
+ * which the man page is generated from. */
 static void help_run(FILE *f)
 {
         fprintf(

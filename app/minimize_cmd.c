@@ -39,6 +39,7 @@ typedef struct MinimizeCmd {
         MinimizeBudget budget;
 } MinimizeCmd;
 
+/* Over 80 lines: one case per option and the help text in one string. */
 static int parse_args(int argc, char **argv, MinimizeCmd *cmd)
 {
         enum { OPT_OUT = 1000, OPT_TARGET, OPT_TIMEOUT, OPT_TIME, OPT_TRIALS, OPT_HELP };

@@ -184,6 +184,8 @@ static double rusage_seconds(int who)
                (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+/* stats.json, rewritten atomically. Over 80 lines: one flat list of
+ * fields, each one line, in the order README's "Output directory" gives. */
 static int write_stats(Coordinator *c, const char *status)
 {
         double secs = (double)(clock_now_ms() - c->start_ms) / 1000.0;
@@ -427,6 +429,61 @@ static bool quarantine_holds(Coordinator *c, const cJSON *m)
         return true;
 }
 
+/* The helper stored crash @m (in OUT or the rescue directory): counts,
+ * the screen, the front end's event, one line per id, the CI reports, and
+ * whether the run stops. */
+static void helper_stored(Coordinator *c, const cJSON *m)
+{
+        bool is_new = msg_bool(m, "new", 0);
+        c->stored++;
+        if (is_new)
+                c->unique++;
+        screen_crash_set(&c->last_crash, msg_str(m, "id", "?"), msg_str(m, "kind", "?"),
+                         msg_str(m, "message", ""),
+                         (double)(clock_now_ms() - c->start_ms) / 1000.0);
+        helper_rescued(c, m);
+        /* One line per id; a crash seen again is counted (the
+         * status line, the summary). */
+        char crash_dir[4200];
+        snprintf(crash_dir, sizeof(crash_dir), "%s/crashes/%s",
+                 msg_str(m, "rescued_to", c->cfg->out_dir), msg_str(m, "id", "?"));
+        emit(c, &(SfEvent){.type = SF_EVENT_CRASH,
+                           .crash_id = msg_str(m, "id", "?"),
+                           .crash_kind = msg_str(m, "kind", "?"),
+                           .crash_message = msg_str(m, "message", ""),
+                           .crash_dir = crash_dir,
+                           .crash_new = is_new});
+        if (crashtally_add(c->tally, msg_str(m, "id", "?"), msg_str(m, "kind", "?"),
+                           msg_str(m, "message", "")) != 0)
+                log_info("crash %s: %s (%s)%s, input %" PRId64 " bytes, %s, stored in "
+                         "%s/crashes/%s (%" PRId64 " ms after the death)",
+                         msg_str(m, "id", "?"), msg_str(m, "kind", "?"), msg_str(m, "message", ""),
+                         is_new ? "" : " [seen before]", msg_int(m, "input_len", 0),
+                         msg_bool(m, "reproduced", 0) ? "reproduced" : "did not reproduce",
+                         c->cfg->out_dir, msg_str(m, "id", "?"),
+                         msg_int(m, "death_to_stored_ms", 0));
+        if (is_new)
+                (void)write_ci_reports(c, false, false);
+        c->ci_refresh_until_ms =
+            clock_now_ms() + (int64_t)c->cfg->minimize_ms + COORD_CI_REFRESH_MS;
+        /* A crash that its batch's history does not reproduce may
+         * need what earlier batches of the same runner left behind
+         * (worker/runner.h): from now on, every batch gets a fresh
+         * runner, so that the next one is stored with its whole
+         * history. A kill from outside depends on nothing. */
+        if (!msg_bool(m, "reproduced", 0) && c->cfg->runner_lifetime_ms > 0 && !c->fresh_runners &&
+            strcmp(msg_str(m, "kind", ""), "killed") != 0) {
+                c->fresh_runners = true;
+                log_warn("crash %s did not reproduce from its batch: the target may keep "
+                         "state from a runner's earlier batches; from now on every batch "
+                         "runs in a fresh runner (--runner-lifetime-ms 0 does so from the "
+                         "start)",
+                         msg_str(m, "id", "?"));
+        }
+        if (!c->cfg->keep_going && !quarantine_holds(c, m))
+                c->stopping = true;
+}
+
 static void helper_event(Coordinator *c, cJSON *m)
 {
         const char *type = msg_str(m, "type", "");
@@ -446,55 +503,7 @@ static void helper_event(Coordinator *c, cJSON *m)
                                  COORD_LEAK_DISMISSALS);
                 }
         } else if (strcmp(type, "stored") == 0) {
-                bool is_new = msg_bool(m, "new", 0);
-                c->stored++;
-                if (is_new)
-                        c->unique++;
-                screen_crash_set(&c->last_crash, msg_str(m, "id", "?"), msg_str(m, "kind", "?"),
-                                 msg_str(m, "message", ""),
-                                 (double)(clock_now_ms() - c->start_ms) / 1000.0);
-                helper_rescued(c, m);
-                /* One line per id; a crash seen again is counted (the
-                 * status line, the summary). */
-                char crash_dir[4200];
-                snprintf(crash_dir, sizeof(crash_dir), "%s/crashes/%s",
-                         msg_str(m, "rescued_to", c->cfg->out_dir), msg_str(m, "id", "?"));
-                emit(c, &(SfEvent){.type = SF_EVENT_CRASH,
-                                   .crash_id = msg_str(m, "id", "?"),
-                                   .crash_kind = msg_str(m, "kind", "?"),
-                                   .crash_message = msg_str(m, "message", ""),
-                                   .crash_dir = crash_dir,
-                                   .crash_new = is_new});
-                if (crashtally_add(c->tally, msg_str(m, "id", "?"), msg_str(m, "kind", "?"),
-                                   msg_str(m, "message", "")) != 0)
-                        log_info("crash %s: %s (%s)%s, input %" PRId64 " bytes, %s, stored in "
-                                 "%s/crashes/%s (%" PRId64 " ms after the death)",
-                                 msg_str(m, "id", "?"), msg_str(m, "kind", "?"),
-                                 msg_str(m, "message", ""), is_new ? "" : " [seen before]",
-                                 msg_int(m, "input_len", 0),
-                                 msg_bool(m, "reproduced", 0) ? "reproduced" : "did not reproduce",
-                                 c->cfg->out_dir, msg_str(m, "id", "?"),
-                                 msg_int(m, "death_to_stored_ms", 0));
-                /* A crash that its batch's history does not reproduce may
-                 * need what earlier batches of the same runner left behind
-                 * (worker/runner.h): from now on, every batch gets a fresh
-                 * runner, so that the next one is stored with its whole
-                 * history. A kill from outside depends on nothing. */
-                if (is_new)
-                        (void)write_ci_reports(c, false, false);
-                c->ci_refresh_until_ms =
-                    clock_now_ms() + (int64_t)c->cfg->minimize_ms + COORD_CI_REFRESH_MS;
-                if (!msg_bool(m, "reproduced", 0) && c->cfg->runner_lifetime_ms > 0 &&
-                    !c->fresh_runners && strcmp(msg_str(m, "kind", ""), "killed") != 0) {
-                        c->fresh_runners = true;
-                        log_warn("crash %s did not reproduce from its batch: the target may keep "
-                                 "state from a runner's earlier batches; from now on every batch "
-                                 "runs in a fresh runner (--runner-lifetime-ms 0 does so from the "
-                                 "start)",
-                                 msg_str(m, "id", "?"));
-                }
-                if (!c->cfg->keep_going && !quarantine_holds(c, m))
-                        c->stopping = true;
+                helper_stored(c, m);
         } else if (strcmp(type, "lost") == 0 && suspect) {
                 /* Not a crash: nothing was lost but a check. */
                 log_warn("a leak suspect's input could not be rebuilt: %s", msg_str(m, "why", "?"));
