@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,4 +306,41 @@ int sf_plainrun_seq(const char *target, char *const *paths, int n, int timeout_s
         int status;
         waitpid(pid, &status, 0);
         return status;
+}
+
+int sf_shell(char **ret_out, const char *fmt, ...)
+{
+        char cmd[8192];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(cmd, sizeof(cmd), fmt, ap);
+        va_end(ap);
+        strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+        FILE *p = popen(cmd, "r");
+        cr_assert_not_null(p, "popen %s", cmd);
+        size_t len = 0, cap = 4096;
+        char *out = malloc(cap);
+        cr_assert_not_null(out);
+        size_t n;
+        while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
+                len += n;
+                if (cap - len < 1024) {
+                        out = realloc(out, cap *= 2);
+                        cr_assert_not_null(out);
+                }
+        }
+        out[len] = 0;
+        int st = pclose(p);
+        *ret_out = out;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+void sf_sha1sum(const char *path, char hex[41])
+{
+        char cmd[4200];
+        snprintf(cmd, sizeof(cmd), "sha1sum '%s'", path);
+        FILE *p = popen(cmd, "r");
+        cr_assert_not_null(p);
+        cr_assert_eq(fscanf(p, "%40s", hex), 1, "sha1sum %s", path);
+        pclose(p);
 }

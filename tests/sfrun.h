@@ -51,3 +51,12 @@ char *sf_crash_field(const char *out_dir, const char *id, const char *field);
 int sf_plainrun(const char *target, const char *input_path, int timeout_s);
 /* The plain loader with @n inputs, run in order in its one process. */
 int sf_plainrun_seq(const char *target, char *const *paths, int n, int timeout_s);
+
+/* Runs the command @fmt (printf-style) with sh, its stdout and stderr
+ * together into *@ret_out (the caller frees it). Returns its exit status
+ * (128 + signal when killed). */
+int sf_shell(char **ret_out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The SHA-1 of the file at @path in hex, by sha1sum: an implementation
+ * independent of snapfuzz's own. */
+void sf_sha1sum(const char *path, char hex[41]);

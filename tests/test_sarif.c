@@ -44,28 +44,6 @@ static const char *xmllint(void)
         return x;
 }
 
-/* Runs @cmd with sh -c, its stdout and stderr in *ret (caller frees);
- * returns its exit status. */
-static int shell(const char *cmd, char **ret)
-{
-        char full[8192];
-        snprintf(full, sizeof(full), "%s 2>&1", cmd);
-        FILE *p = popen(full, "r");
-        cr_assert_not_null(p, "popen %s", cmd);
-        size_t cap = 4096, len = 0;
-        char *buf = malloc(cap);
-        size_t n;
-        while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
-                len += n;
-                if (cap - len < 2)
-                        buf = realloc(buf, cap *= 2);
-        }
-        buf[len] = 0;
-        int st = pclose(p);
-        *ret = buf;
-        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static cJSON *load_json(const char *path)
 {
         size_t len;
@@ -90,7 +68,7 @@ static int sarif_errors(const char *sarif, char **ret_text)
         unlink(report);
         snprintf(cmd, sizeof(cmd), "'%s' validate -o '%s' '%s'", validator(), report, sarif);
         char *text;
-        int st = shell(cmd, &text);
+        int st = sf_shell(&text, "%s", cmd);
         cr_assert_eq(st, 0, "the validator ran:\n%s", text);
         cJSON *log = load_json(report);
         int errors = 0;
@@ -125,7 +103,7 @@ static char *xpath(const char *xml, const char *expr)
 {
         char cmd[2048], *text;
         snprintf(cmd, sizeof(cmd), "'%s' --xpath \"%s\" '%s'", xmllint(), expr, xml);
-        int st = shell(cmd, &text);
+        int st = sf_shell(&text, "%s", cmd);
         cr_assert_eq(st, 0, "xmllint --xpath %s %s:\n%s", expr, xml, text);
         size_t n = strlen(text);
         if (n && text[n - 1] == '\n')
@@ -137,7 +115,7 @@ static void expect_well_formed_xml(const char *xml)
 {
         char cmd[1024], *text;
         snprintf(cmd, sizeof(cmd), "'%s' --noout '%s'", xmllint(), xml);
-        int st = shell(cmd, &text);
+        int st = sf_shell(&text, "%s", cmd);
         cr_expect_eq(st, 0, "%s is well-formed XML:\n%s", xml, text);
         free(text);
 }
@@ -667,7 +645,7 @@ Test(sarif, every_kind_of_crash_gets_its_rule_and_a_location_in_the_project, .ti
                 snprintf(cmd, sizeof(cmd), "cp -r '%s/%s/crashes/%s' '%s/crashes/'", dir,
                          kind_cases[i].target, ids[i], all);
                 char *text;
-                cr_assert_eq(shell(cmd, &text), 0, "%s", text);
+                cr_assert_eq(sf_shell(&text, "%s", cmd), 0, "%s", text);
                 free(text);
         }
         snprintf(sarif, sizeof(sarif), "%s/all.sarif", dir);
