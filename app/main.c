@@ -26,6 +26,7 @@
 #include "app/plot_cmd.h"
 #include "engine/reproduce.h"
 #include "core/elfcheck.h"
+#include "core/sanitizer.h"
 #include "core/log.h"
 #include "core/termsafe.h"
 #include "sandbox/sandbox.h"
@@ -159,6 +160,14 @@ static void help_run(FILE *f)
                "                        the current directory; use the repository root)\n"
                "  --require-coverage    a target built without coverage instrumentation is an\n"
                "                        error (exit 2), not a warning\n"
+               "  --sanitizer-target FILE  the same harness built with AddressSanitizer/UBSan\n"
+               "                        (-fsanitize=address,undefined,fuzzer-no-link\n"
+               "                        -shared-libasan): the workers fuzz TARGET.so at its\n"
+               "                        speed, one more worker runs the seeds, every new\n"
+               "                        corpus entry and a sample of the fuzzing inputs on\n"
+               "                        FILE; its crashes are verified and stored on FILE\n"
+               "  --sanitizer-share PCT the sanitizer worker's time, at most PCT percent of\n"
+               "                        the fuzzing workers' (default 10)\n"
                "With files instead of directories (all of them files), nothing is fuzzed:\n"
                "each FILE runs once (--runs N: N times) in a fresh sandboxed runner, as\n"
                "libFuzzer runs file arguments; a crash is classified and its report shown.\n"
@@ -170,6 +179,7 @@ static void help_run(FILE *f)
                "  snapfuzz run ./parser.so --workers 4 --dict parser.dict --keep-going\n"
                "  snapfuzz run ./parser.so --workers 1 --seed 7 --reproducible --runs 1000000\n"
                "  snapfuzz run ./parser.so --max-total-time 300 --sarif out.sarif\n"
+               "  snapfuzz run ./parser.so --sanitizer-target ./parser-asan.so --workers 4\n"
                "exit status: 0 nothing found, 1 a crash was found and stored (with files: an\n"
                "input crashed), 2 bad usage or input (with files: a file missing or\n"
                "unreadable), 3 internal error.\n");
@@ -213,6 +223,58 @@ static int check_target(SfRunConfig *cfg)
         return 0;
 }
 
+/* --sanitizer-target: a shared object like the target, not the target
+ * itself, built with AddressSanitizer or UBSan (else it finds nothing the
+ * target does not). Its entry point is checked when its worker loads it. */
+static int check_sanitizer_target(SfRunConfig *cfg, bool files)
+{
+        char why[512];
+        SanitizerInfo si;
+        const char *path = cfg->sanitizer_target;
+        if (!path) {
+                if (!cfg->sanitizer_share)
+                        return 0;
+                log_error("--sanitizer-share needs --sanitizer-target FILE");
+                return SF_EXIT_USAGE;
+        }
+        if (files) {
+                log_error("--sanitizer-target is for fuzzing; to run files on the sanitizer build, "
+                          "give it as the target: snapfuzz run %s FILE...",
+                          path);
+                return SF_EXIT_USAGE;
+        }
+        if (elf_check_shared_object(path, why, sizeof(why)) < 0) {
+                log_error("--sanitizer-target %s: %s", path, why);
+                return SF_EXIT_USAGE;
+        }
+        if (!realpath(path, cfg->sanitizer_abs)) {
+                log_error("--sanitizer-target %s: %s", path, strerror(errno));
+                return SF_EXIT_USAGE;
+        }
+        if (strcmp(cfg->sanitizer_abs, cfg->target_abs) == 0) {
+                log_error("--sanitizer-target %s is the target itself: give the same harness "
+                          "built with -fsanitize=address,undefined,fuzzer-no-link",
+                          path);
+                return SF_EXIT_USAGE;
+        }
+        if (sanitizer_detect(cfg->sanitizer_abs, &si, why, sizeof(why)) < 0) {
+                log_error("--sanitizer-target %s: %s", path, why);
+                return SF_EXIT_USAGE;
+        }
+        if (!si.asan && !si.ubsan) {
+                log_error("--sanitizer-target %s has no AddressSanitizer or UBSan: build the "
+                          "harness with -fsanitize=address,undefined,fuzzer-no-link "
+                          "-shared-libasan",
+                          path);
+                return SF_EXIT_USAGE;
+        }
+        if (sanitizer_detect(cfg->target_abs, &si, why, sizeof(why)) == 0 && (si.asan || si.ubsan))
+                log_warn("the target %s is built with a sanitizer too: it is fuzzed at the "
+                         "sanitizer's speed (give the plain build as the target)",
+                         cfg->target);
+        return 0;
+}
+
 /* `snapfuzz run`'s options (enum and table, in --help's order). */
 enum {
         RUN_OPT_OUT = 1000,
@@ -248,6 +310,8 @@ enum {
         RUN_OPT_QUIET,
         RUN_OPT_NO_SCREEN,
         RUN_OPT_REQUIRE_COVERAGE,
+        RUN_OPT_SANITIZER_TARGET,
+        RUN_OPT_SANITIZER_SHARE,
         RUN_OPT_HELP,
 };
 
@@ -285,6 +349,8 @@ static const struct option run_opts[] = {
     {"quiet", no_argument, NULL, RUN_OPT_QUIET},
     {"no-screen", no_argument, NULL, RUN_OPT_NO_SCREEN},
     {"require-coverage", no_argument, NULL, RUN_OPT_REQUIRE_COVERAGE},
+    {"sanitizer-target", required_argument, NULL, RUN_OPT_SANITIZER_TARGET},
+    {"sanitizer-share", required_argument, NULL, RUN_OPT_SANITIZER_SHARE},
     {"help", no_argument, NULL, RUN_OPT_HELP},
     {0},
 };
@@ -488,6 +554,19 @@ static int run_option(RunArgs *a, int c)
         case RUN_OPT_REQUIRE_COVERAGE:
                 a->cfg.require_coverage = true;
                 break;
+        case RUN_OPT_SANITIZER_TARGET:
+                if (!*optarg) {
+                        log_error("--sanitizer-target needs a file: the harness built with "
+                                  "-fsanitize=address,undefined,fuzzer-no-link");
+                        return SF_EXIT_USAGE;
+                }
+                a->cfg.sanitizer_target = optarg;
+                break;
+        case RUN_OPT_SANITIZER_SHARE:
+                if (cliopt_u64("--sanitizer-share", optarg, 1, 100, &v) < 0)
+                        return SF_EXIT_USAGE;
+                a->cfg.sanitizer_share = (unsigned)v;
+                break;
         case RUN_OPT_HELP:
                 help_run(stdout);
                 return SF_EXIT_OK;
@@ -647,6 +726,8 @@ static int cmd_run(int argc, char **argv)
                 if (r == 0)
                         r = run_reports(&a);
         }
+        if (r == 0)
+                r = check_sanitizer_target(&a.cfg, files);
         if (r)
                 return r;
         char *policy;

@@ -42,6 +42,7 @@
 #include "engine/quarantine.h"
 #include "engine/instrcheck.h"
 #include "engine/sandboxlog.h"
+#include "engine/sanq.h"
 #include "engine/schedule.h"
 #include "engine/screen.h"
 #include "engine/sync.h"
@@ -72,6 +73,7 @@ typedef struct Slot {
         int64_t moved_ms;
         unsigned restarts;
         uint64_t execs; /* executions its batches ran, for the screen */
+        bool san;       /* runs the sanitizer build's checks (engine/sanq.h) */
 } Slot;
 
 #define COORD_MAX_RESTARTS 5
@@ -80,6 +82,8 @@ typedef struct Slot {
  * where the adaptive length aims at 20 ms. */
 #define COORD_REPRODUCIBLE_ITERS 2048
 #define COORD_LEAK_DISMISSALS 1000
+/* --sanitizer-share's default, in percent of the fuzzing workers' time. */
+#define COORD_SANITIZER_SHARE 10
 /* Recovery jobs waiting for the helper above which a death whose stack was
  * already queued for recovery is counted, not recovered again. */
 #define COORD_BACKLOG 8
@@ -107,6 +111,11 @@ typedef struct Coordinator {
         CoverageShared *cov;
 
         HelperQueue *helperq; /* the recovery helper and its jobs */
+        /* --sanitizer-target: the queue of its worker (the last slot), and
+         * the recovery helper that verifies its crashes on that build. */
+        SanQueue *sanq;
+        HelperQueue *san_helperq;
+        struct stat san_st; /* the sanitizer build's file, as for target_st */
 
         int sigfd;
         /* The seeds read at start, until the schedule takes them. */
@@ -251,7 +260,7 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "duplicate_deaths_skipped", (double)c->duplicates_skipped);
         cJSON_AddNumberToObject(j, "leak_suspects", (double)c->leak_suspects);
         cJSON_AddNumberToObject(j, "leak_suspects_dismissed", (double)c->leak_dismissed);
-        cJSON_AddNumberToObject(j, "workers", c->n_slots);
+        cJSON_AddNumberToObject(j, "workers", c->n_slots - (c->sanq && c->n_slots));
         if (c->sched)
                 cJSON_AddNumberToObject(j, "len_limit",
                                         (double)schedule_mutsched(c->sched)->len_limit);
@@ -269,6 +278,10 @@ static int write_stats(Coordinator *c, const char *status)
         if (c->sync)
                 sync_add_stats(c->sync, j);
         helperq_add_stats(c->helperq, j);
+        if (c->sanq) {
+                cJSON_AddStringToObject(j, "sanitizer_target", c->cfg->sanitizer_abs);
+                sanq_add_stats(c->sanq, j);
+        }
         char *s = cJSON_Print(j);
         cJSON_Delete(j);
         if (!s)
@@ -325,13 +338,15 @@ static void emit(Coordinator *c, SfEvent *e)
 
 /* --- the recovery helper --- */
 
-static int helper_start(Coordinator *c)
+/* The recovery helper of @target (the run's, or --sanitizer-target's): a
+ * crash is verified, minimized and stored on the build it happened in. */
+static int helper_start(Coordinator *c, HelperQueue **ret, const char *target)
 {
         HelperQueueConfig hc = {
             .record_size = c->layout.record_size,
             .recovery =
                 {
-                    .target = c->cfg->target_abs,
+                    .target = target,
                     .builtin = c->cfg->builtin_target,
                     .out_dir = c->cfg->out_dir,
                     .max_len = c->layout.max_len,
@@ -346,7 +361,7 @@ static int helper_start(Coordinator *c)
                     .close_fd_mask = c->cfg->close_fd_mask,
                 },
         };
-        return helperq_new(&c->helperq, &hc);
+        return helperq_new(ret, &hc);
 }
 
 /* A crash the helper could not write to OUT/crashes, stored in the rescue
@@ -527,13 +542,13 @@ static void helper_event(Coordinator *c, cJSON *m)
 
 /* The helper's answers. When it cannot be kept running, the crashes still
  * queued are counted lost and the run stops. */
-static void helper_collect(Coordinator *c)
+static void helper_collect(Coordinator *c, HelperQueue *q)
 {
         for (;;) {
                 cJSON *m = NULL;
-                int t = helperq_read(c->helperq, &m);
+                int t = helperq_read(q, &m);
                 if (t == -ECHILD) {
-                        unsigned n = helperq_abandon(c->helperq);
+                        unsigned n = helperq_abandon(q);
                         c->lost += n;
                         c->crash_pending = 0;
                         c->leak_pending = 0;
@@ -558,7 +573,7 @@ static void restart_slot(Coordinator *c, Slot *s, const char *why);
 /* A slot's batch is over: its planned iterations are no longer in flight. */
 static void slot_idle(Coordinator *c, Slot *s)
 {
-        if (s->busy)
+        if (s->busy && !s->san)
                 c->in_flight -= s->plan.iters <= c->in_flight ? s->plan.iters : c->in_flight;
         s->busy = false;
 }
@@ -653,6 +668,11 @@ static void take_finds(Coordinator *c, Slot *s)
                         corpus_mark_on_disk(c->corpus, i_new, true);
                         c->files_written++;
                 }
+                /* Seeds are the sanitizer build's already (sanq's seed
+                 * cursor); new coverage of the fuzzing is checked too. */
+                if (r == 1 && !known && !s->plan.seed_batch && c->sanq &&
+                    sanq_add_entry(c->sanq, i_new) < 0)
+                        log_warn("out of memory: an input is not checked by the sanitizer build");
                 if (r == 1 && !known && !s->plan.seed_batch)
                         emit(c, &(SfEvent){.type = smaller ? SF_EVENT_REDUCE : SF_EVENT_NEW,
                                            .data = data,
@@ -680,7 +700,8 @@ static void take_finds(Coordinator *c, Slot *s)
  * batch (helperq_put). */
 static void queue_death(Coordinator *c, Slot *s, cJSON *died, bool leak_suspect)
 {
-        int r = helperq_put(c->helperq, wproc_region(s->w), died, clock_now_ms(),
+        int r = helperq_put(s->san ? c->san_helperq : c->helperq, wproc_region(s->w), died,
+                            clock_now_ms(),
                             leak_suspect ? HELPERQ_LEAK_SUSPECT : 0);
         if (leak_suspect)
                 c->leak_suspects++;
@@ -759,25 +780,34 @@ static bool death_key_seen(Coordinator *c, uint64_t key)
  * about the target that was fuzzed: the run stops with one line instead of
  * storing a false crash. Returns whether the file is as it was.
  */
-static bool check_target(Coordinator *c)
+/* How the file at @path changed since @was: "deleted", "replaced" or NULL. */
+static const char *file_change(const char *path, const struct stat *was)
 {
         struct stat st;
-        const struct stat *was = &c->target_st;
+        if (stat(path, &st) < 0)
+                return "deleted";
+        if (st.st_dev != was->st_dev || st.st_ino != was->st_ino || st.st_size != was->st_size ||
+            st.st_mtim.tv_sec != was->st_mtim.tv_sec || st.st_mtim.tv_nsec != was->st_mtim.tv_nsec)
+                return "replaced";
+        return NULL;
+}
+
+static bool check_target(Coordinator *c)
+{
         if (c->target_changed)
                 return false;
         c->target_checked_ms = clock_now_ms();
-        const char *how = NULL;
-        if (stat(c->cfg->target_abs, &st) < 0)
-                how = "deleted";
-        else if (st.st_dev != was->st_dev || st.st_ino != was->st_ino ||
-                 st.st_size != was->st_size || st.st_mtim.tv_sec != was->st_mtim.tv_sec ||
-                 st.st_mtim.tv_nsec != was->st_mtim.tv_nsec)
-                how = "replaced";
+        const char *name = c->cfg->target;
+        const char *how = file_change(c->cfg->target_abs, &c->target_st);
+        if (!how && c->sanq) {
+                name = c->cfg->sanitizer_target;
+                how = file_change(c->cfg->sanitizer_abs, &c->san_st);
+        }
         if (!how)
                 return true;
         log_error("the target %s was %s while fuzzing; stopping (what was found before is "
                   "stored). Run again to fuzz the new build.",
-                  c->cfg->target, how);
+                  name, how);
         c->target_changed = true;
         c->stopping = true;
         return false;
@@ -830,7 +860,7 @@ static void take_death(Coordinator *c, Slot *s, cJSON *m)
         }
         bool keyed = death_key(m, &cl, &key);
         bool seen = keyed && death_key_seen(c, key);
-        if (seen && helperq_waiting(c->helperq) >= COORD_BACKLOG) {
+        if (seen && helperq_waiting(s->san ? c->san_helperq : c->helperq) >= COORD_BACKLOG) {
                 c->deaths++;
                 c->duplicates_skipped++;
                 return;
@@ -838,34 +868,61 @@ static void take_death(Coordinator *c, Slot *s, cJSON *m)
         queue_death(c, s, m, false);
 }
 
+/* A fuzzing worker's batch ended ("done" or "died" @m): its executions,
+ * its finds, the schedule, a sample for the sanitizer build, the death. */
+static void fuzz_batch_ended(Coordinator *c, Slot *s, cJSON *m, bool died)
+{
+        uint64_t count = (uint64_t)msg_int(m, "count", 0);
+        double ms = msg_num(m, "elapsed_ms", 0);
+        c->execs += count;
+        s->execs += count;
+        slot_idle(c, s);
+        /* A worker that ran a batch is healthy: the restart budget
+         * is for workers that fail over and over, not for kills
+         * from outside spread over a long campaign. */
+        s->restarts = 0;
+        c->batches_ended++;
+        c->runners_forked += msg_bool(m, "forked", 0);
+        take_finds(c, s);
+        schedule_batch_done(c->sched, c->corpus, &s->plan, record_header(wproc_region(s->w)),
+                            count, ms, msg_num(m, "loop_ms", 0));
+        /* The reference design's "modified input" check: the base
+         * and partner are read-only to runners, so a change means
+         * memory was scribbled on outside the target's reach. */
+        bool intact = record_validate(wproc_region(s->w), &c->layout) != RECORD_BAD_PAYLOAD;
+        if (!intact)
+                log_warn("worker %d: the batch's input changed in shared memory during "
+                         "the batch",
+                         (int)wproc_pid(s->w));
+        if (c->sanq && intact && !died)
+                sanq_sample(c->sanq, wproc_region(s->w));
+        if (died)
+                take_death(c, s, m);
+}
+
+/* The sanitizer worker's batch ended: what it checked. Its finds are not
+ * taken (its coverage is another build's); a death goes to its own helper,
+ * which verifies the crash on the sanitizer build. */
+static void san_batch_ended(Coordinator *c, Slot *s, cJSON *m, bool died)
+{
+        uint64_t count = (uint64_t)msg_int(m, "count", 0);
+        s->execs += count;
+        slot_idle(c, s);
+        s->restarts = 0;
+        sanq_batch_done(c->sanq, count, msg_num(m, "elapsed_ms", 0));
+        if (died)
+                take_death(c, s, m);
+}
+
 static void worker_event(Coordinator *c, Slot *s, cJSON *m)
 {
         const char *type = msg_str(m, "type", "");
-        if (strcmp(type, PROTO_DONE) == 0 || strcmp(type, PROTO_DIED) == 0) {
-                uint64_t count = (uint64_t)msg_int(m, "count", 0);
-                double ms = msg_num(m, "elapsed_ms", 0);
-                c->execs += count;
-                s->execs += count;
-                slot_idle(c, s);
-                /* A worker that ran a batch is healthy: the restart budget
-                 * is for workers that fail over and over, not for kills
-                 * from outside spread over a long campaign. */
-                s->restarts = 0;
-                c->batches_ended++;
-                c->runners_forked += msg_bool(m, "forked", 0);
-                take_finds(c, s);
-                schedule_batch_done(c->sched, c->corpus, &s->plan,
-                                    record_header(wproc_region(s->w)), count, ms,
-                                    msg_num(m, "loop_ms", 0));
-                /* The reference design's "modified input" check: the base
-                 * and partner are read-only to runners, so a change means
-                 * memory was scribbled on outside the target's reach. */
-                if (record_validate(wproc_region(s->w), &c->layout) == RECORD_BAD_PAYLOAD)
-                        log_warn("worker %d: the batch's input changed in shared memory during "
-                                 "the batch",
-                                 (int)wproc_pid(s->w));
-                if (strcmp(type, PROTO_DIED) == 0)
-                        take_death(c, s, m);
+        bool died = strcmp(type, PROTO_DIED) == 0;
+        if (died || strcmp(type, PROTO_DONE) == 0) {
+                if (s->san)
+                        san_batch_ended(c, s, m, died);
+                else
+                        fuzz_batch_ended(c, s, m, died);
         } else if (strcmp(type, PROTO_SANDBOX) == 0) {
                 sandboxlog_event(c->sandbox_log, m);
         } else if (strcmp(type, PROTO_ERROR) == 0) {
@@ -885,7 +942,10 @@ static void restart_slot(Coordinator *c, Slot *s, const char *why)
                 /* No "done" will come: what its runner counted ran. */
                 uint64_t count =
                     __atomic_load_n(&record_header(wproc_region(s->w))->count, __ATOMIC_RELAXED);
-                c->execs += count;
+                if (s->san)
+                        sanq_batch_done(c->sanq, count, 0);
+                else
+                        c->execs += count;
                 s->execs += count;
                 slot_idle(c, s);
         }
@@ -950,6 +1010,24 @@ static void check_stuck(Coordinator *c)
         }
 }
 
+/* The sanitizer worker's next batch, when there is something to check
+ * and its share of the time allows (else it idles). */
+static void dispatch_san(Coordinator *c, Slot *s)
+{
+        WprocBatch b;
+        if (!sanq_next(c->sanq, c->sched, c->corpus, clock_now_ms(), &b))
+                return;
+        b.fresh = c->fresh_runners;
+        if (wproc_send_batch(s->w, &b) < 0) {
+                s->alive = false;
+                return;
+        }
+        s->plan = (SchedulePlan){.iters = b.iters};
+        s->busy = true;
+        s->busy_since = clock_now_ms();
+        s->seen_count = 0;
+}
+
 static void dispatch_one(Coordinator *c, Slot *s)
 {
         uint64_t max_iters = 0;
@@ -999,9 +1077,13 @@ static void dispatch(Coordinator *c)
         /* libFuzzer's -runs=0: the seeds, and nothing after them. */
         if (c->cfg->seeds_only && !schedule_seeds_left(c->sched))
                 return;
-        for (unsigned i = 0; i < c->n_slots; i++)
-                if (c->slots[i].alive && !c->slots[i].busy)
-                        dispatch_one(c, &c->slots[i]);
+        for (unsigned i = 0; i < c->n_slots; i++) {
+                Slot *s = &c->slots[i];
+                if (s->alive && !s->busy && s->san)
+                        dispatch_san(c, s);
+                else if (s->alive && !s->busy)
+                        dispatch_one(c, s);
+        }
 }
 
 static bool any_busy(const Coordinator *c)
@@ -1071,15 +1153,18 @@ static void handle_signal(Coordinator *c)
 
 static void loop_once(Coordinator *c)
 {
-        struct pollfd pfd[2 + 256];
-        Slot *owner[2 + 256];
+        struct pollfd pfd[3 + 257];
+        Slot *owner[3 + 257];
         nfds_t n = 0;
 
         pfd[n] = (struct pollfd){.fd = c->sigfd, .events = POLLIN};
         owner[n++] = NULL;
         pfd[n] = (struct pollfd){.fd = helperq_fd(c->helperq), .events = POLLIN};
         owner[n++] = NULL;
-        for (unsigned i = 0; i < c->n_slots && n < 2 + 256; i++) {
+        /* -1 without --sanitizer-target: poll skips it. */
+        pfd[n] = (struct pollfd){.fd = helperq_fd(c->san_helperq), .events = POLLIN};
+        owner[n++] = NULL;
+        for (unsigned i = 0; i < c->n_slots && n < 3 + 257; i++) {
                 if (!c->slots[i].alive)
                         continue;
                 pfd[n] = (struct pollfd){.fd = wproc_evt_fd(c->slots[i].w), .events = POLLIN};
@@ -1091,8 +1176,10 @@ static void loop_once(Coordinator *c)
         if (pfd[0].revents)
                 handle_signal(c);
         if (pfd[1].revents)
-                helper_collect(c);
-        for (nfds_t i = 2; i < n; i++) {
+                helper_collect(c, c->helperq);
+        if (pfd[2].revents)
+                helper_collect(c, c->san_helperq);
+        for (nfds_t i = 3; i < n; i++) {
                 if (!pfd[i].revents)
                         continue;
                 Slot *s = owner[i];
@@ -1253,8 +1340,8 @@ static int load_seeds(Coordinator *c)
         return 0;
 }
 
-/* The settings of slot @i's worker; its log's path goes into @log. */
-static WprocConfig worker_config(const Coordinator *c, size_t i, char *log, size_t cap)
+/* The settings of fuzzing slot @i's worker; its log's path goes into @log. */
+static WprocConfig fuzz_worker_config(const Coordinator *c, size_t i, char *log, size_t cap)
 {
         bool logs = strcmp(c->cfg->target_output, "discard") != 0;
         if (logs)
@@ -1279,6 +1366,23 @@ static WprocConfig worker_config(const Coordinator *c, size_t i, char *log, size
             .detect_leaks = c->cfg->detect_leaks,
             .runner_lifetime_ms = c->cfg->runner_lifetime_ms,
         };
+}
+
+/* The settings of slot @i's worker; its log's path goes into @log. The
+ * slot after the fuzzing workers' runs the sanitizer build: with a
+ * coverage map of its own (its counters are another build's) and its own
+ * log, OUT/logs/worker-sanitizer.log. */
+static WprocConfig worker_config(const Coordinator *c, size_t i, char *log, size_t cap)
+{
+        WprocConfig wc = fuzz_worker_config(c, i, log, cap);
+        if (i < c->cfg->workers)
+                return wc;
+        if (wc.output_log)
+                snprintf(log, cap, "%s/logs/worker-sanitizer.log", c->cfg->out_dir);
+        wc.target = c->cfg->sanitizer_abs;
+        wc.cov_fd = -1;
+        wc.value_profile = false;
+        return wc;
 }
 
 /* A slot whose worker has said hello. */
@@ -1335,12 +1439,14 @@ static int start_workers(Coordinator *c)
         unsigned launched = 0;
         int r = 0;
 
-        c->slots = calloc(c->cfg->workers, sizeof(Slot));
+        unsigned n = c->cfg->workers + (c->sanq != NULL);
+        c->slots = calloc(n, sizeof(Slot));
         if (!c->slots) {
                 log_error("out of memory");
                 return -ENOMEM;
         }
-        for (; launched < c->cfg->workers; launched++) {
+        for (; launched < n; launched++) {
+                c->slots[launched].san = launched == c->cfg->workers;
                 char log[4200];
                 WprocConfig wc = worker_config(c, launched, log, sizeof(log));
                 r = wproc_launch(&c->slots[launched].w, &wc, err, sizeof(err));
@@ -1368,7 +1474,8 @@ err_launched:
         }
         if (r == -EINTR)
                 return r;
-        log_error("%s: %s", c->cfg->target, err);
+        log_error("%s: %s",
+                  c->n_slots == c->cfg->workers ? c->cfg->sanitizer_target : c->cfg->target, err);
         /* A target that cannot be loaded or initialized is the user's to
          * fix, like a file that is not one. */
         return r == WPROC_ERR_LOAD || r == WPROC_ERR_CRASHED || r == WPROC_ERR_TIMEOUT ? -ENOEXEC
@@ -1391,13 +1498,16 @@ static void shutdown_all(Coordinator *c)
                         loop_once(c);
         }
         /* Every queued crash is recovered and stored before we exit. */
-        while (helperq_pending(c->helperq) > 0 && helperq_fd(c->helperq) >= 0) {
+        while ((helperq_pending(c->helperq) > 0 && helperq_fd(c->helperq) >= 0) ||
+               (helperq_pending(c->san_helperq) > 0 && helperq_fd(c->san_helperq) >= 0)) {
                 helperq_dispatch(c->helperq);
+                helperq_dispatch(c->san_helperq);
                 loop_once(c);
         }
         for (unsigned i = 0; i < c->n_slots; i++)
                 wproc_free(c->slots[i].w);
         helperq_stop(c->helperq);
+        helperq_stop(c->san_helperq);
 }
 
 /* Everything a run needs before any process starts: the dictionaries (a
@@ -1468,6 +1578,20 @@ static int coordinator_init(Coordinator *c)
                 log_error("%s: %s", cfg->target, strerror(errno));
                 return r2;
         }
+        if (cfg->sanitizer_target) {
+                if (stat(cfg->sanitizer_abs, &c->san_st) < 0) {
+                        int r2 = -errno;
+                        log_error("%s: %s", cfg->sanitizer_target, strerror(errno));
+                        return r2;
+                }
+                r = sanq_new(&c->sanq, &c->layout,
+                             cfg->sanitizer_share ? cfg->sanitizer_share : COORD_SANITIZER_SHARE,
+                             cfg->workers, c->start_ms);
+                if (r < 0) {
+                        log_error("out of memory");
+                        return r;
+                }
+        }
         c->cov_fd = coverage_shared_create();
         if (c->cov_fd < 0 || coverage_shared_map(c->cov_fd, &c->cov) < 0) {
                 log_error("cannot create the shared coverage map");
@@ -1532,7 +1656,9 @@ static int coordinator_start(Coordinator *c)
         sigprocmask(SIG_BLOCK, &mask, NULL);
         c->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 
-        r = helper_start(c);
+        r = helper_start(c, &c->helperq, cfg->target_abs);
+        if (r == 0 && c->sanq)
+                r = helper_start(c, &c->san_helperq, cfg->sanitizer_abs);
         if (r < 0) {
                 log_error("cannot start the recovery helper: %s", strerror(-r));
                 return r;
@@ -1556,9 +1682,15 @@ static int coordinator_start(Coordinator *c)
                 return r;
         (void)sandboxlog_new(&c->sandbox_log); /* without it, events are only printed */
         log_info("%s: %" PRIu64 " coverage counters, %u workers, seed %" PRIu64 "%s, sandbox %s%s",
-                 cfg->target, (uint64_t)wproc_counters(c->slots[0].w), c->n_slots, cfg->seed,
+                 cfg->target, (uint64_t)wproc_counters(c->slots[0].w), cfg->workers, cfg->seed,
                  c->reproducible ? " (reproducible)" : "", cfg->sandbox,
                  cfg->sandbox_policy ? " with a policy file" : "");
+        if (c->sanq)
+                log_info("%s: one more worker checks the seeds, every new corpus entry and a "
+                         "sample of the fuzzing inputs with it, for at most %u%% of the "
+                         "fuzzing workers' time",
+                         cfg->sanitizer_target,
+                         cfg->sanitizer_share ? cfg->sanitizer_share : COORD_SANITIZER_SHARE);
         log_info("%zu seed inputs (%zu resumed from %s/corpus), max input length %zu",
                  schedule_n_seeds(c->sched), c->n_resumed, cfg->out_dir, cfg->max_len);
         if (strcmp(cfg->target_output, "log") == 0)
@@ -1570,6 +1702,8 @@ static int coordinator_start(Coordinator *c)
                          dicts_user_count(c->dicts), cfg->dict_path ? cfg->dict_path : "--dict",
                          dicts_auto_count(c->dicts), cfg->out_dir);
         helperq_prepare(c->helperq);
+        if (c->san_helperq)
+                helperq_prepare(c->san_helperq);
         c->last_status_ms = clock_now_ms();
         /* Last: the live screen takes the terminal's bottom lines below
          * the lines above. Without plot_data the run goes on. */
@@ -1698,6 +1832,7 @@ static void coordinator_finish(Coordinator *c, bool started)
                 screen_end(c->screen, &f);
         if (c->plot)
                 (void)plotdata_append(c->plot, &f, c->unique);
+        sanq_summary(c->sanq, c->cfg->sanitizer_target);
         crashtally_summary(c->tally);
         sandboxlog_summary(c->sandbox_log);
         (void)write_stats(c, c->interrupted ? "interrupted" : "done");
@@ -1753,6 +1888,8 @@ static void coordinator_deinit(Coordinator *c)
         if (c->lock_fd >= 0)
                 close(c->lock_fd);
         helperq_free(c->helperq);
+        helperq_free(c->san_helperq);
+        sanq_free(c->sanq);
 }
 
 int coordinator_run(SfRunConfig *cfg)
@@ -1773,6 +1910,7 @@ int coordinator_run(SfRunConfig *cfg)
         while (r == 0 && !c.stopping) {
                 dispatch(&c);
                 helperq_dispatch(c.helperq);
+                helperq_dispatch(c.san_helperq);
                 loop_once(&c);
                 check_limits(&c);
                 check_stuck(&c);

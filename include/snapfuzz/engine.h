@@ -111,6 +111,15 @@ typedef struct SfRunConfig {
         const char *source_root; /* --source-root; NULL: the current directory */
         int display;             /* SF_DISPLAY_*: what the run shows while it runs */
         bool require_coverage;   /* --require-coverage: a target without coverage is an error */
+        /* --sanitizer-target: the same harness built with AddressSanitizer
+         * and/or UBSan. One more worker runs it on the seeds, on every
+         * input that joins the corpus and on a sample of the fuzzing
+         * inputs (engine/sanq.h), for at most sanitizer_share percent of
+         * the fuzzing workers' time; its crashes are verified on it.
+         * NULL: none. */
+        const char *sanitizer_target;
+        char sanitizer_abs[PATH_MAX]; /* resolved */
+        unsigned sanitizer_share;     /* --sanitizer-share, percent; 0: the default, 10 */
 } SfRunConfig;
 
 /* SfRunConfig.display (engine/screen.h). */
