@@ -1761,6 +1761,8 @@ static void figures(Coordinator *c, ScreenFigures *f, ScreenWorker *ws, bool wor
             .n_workers = c->n_slots,
             .workers = ws,
             .last_crash = &c->last_crash,
+            .sanitizer = c->sanq != NULL,
+            .sanitizer_checked = sanq_checked(c->sanq),
         };
 }
 

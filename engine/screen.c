@@ -589,14 +589,16 @@ static void frame_layout(Frame *fr, unsigned rows, unsigned height)
 /* The status line of the non-live modes, in its stable format. */
 static void screen_line(const Screen *s, const ScreenFigures *f, const char *prefix)
 {
-        char line[512], execs[32], rate[32];
+        char line[512], execs[32], rate[32], checked[32];
         fmt_count(execs, sizeof(execs), (double)f->execs);
+        fmt_count(checked, sizeof(checked), (double)f->sanitizer_checked);
         fmt_count(rate, sizeof(rate), f->elapsed_s > 0 ? (double)f->execs / f->elapsed_s : 0);
         int n = snprintf(line, sizeof(line),
                          "%s[%6.1fs] execs %s (%s/s)  cov %" PRIu64 " ft %" PRIu64
-                         "  corpus %zu  crashes %" PRIu64 " (%" PRIu64 " unique)\n",
+                         "  corpus %zu  crashes %" PRIu64 " (%" PRIu64 " unique)%s%s\n",
                          prefix, f->elapsed_s, execs, rate, f->edges, f->features, f->corpus,
-                         f->crashes, f->unique);
+                         f->crashes, f->unique, f->sanitizer ? "  sanitizer-checked " : "",
+                         f->sanitizer ? checked : "");
         if (n > 0)
                 screen_write(s, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }

@@ -51,6 +51,9 @@ typedef struct ScreenFigures {
         unsigned n_workers;
         const ScreenWorker *workers;
         const ScreenCrash *last_crash; /* NULL or id "" : none yet */
+        /* --sanitizer-target: inputs its build checked (status lines). */
+        bool sanitizer;
+        uint64_t sanitizer_checked;
 } ScreenFigures;
 
 typedef struct Screen Screen;

@@ -1,0 +1,260 @@
+/*
+ * `snapfuzz run plain.so --sanitizer-target asan.so`: the workers fuzz the
+ * plain build, one more worker runs seeds, new corpus entries and sampled
+ * fuzzing inputs on the AddressSanitizer/UBSan build (engine/sanq.h).
+ *
+ * The "sanitizer-only" set (tests/targets/san_only.c) has one bug per
+ * target that the plain build survives: each must be stored, with its
+ * sanitizer kind, verified on the sanitizer build; its input must not
+ * crash the plain build (so no run of the plain build alone could have
+ * found it); and the plain build fuzzed alone reaches the bug's code
+ * without storing anything. Bad values of the options: exit 2, one line.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "tests/sfrun.h"
+
+typedef struct SanCase {
+        const char *name; /* tests/targets/san_only_NAME{,_asan}.so */
+        const char *kind; /* crash.json's kind */
+        const char *what; /* in crash.json's message */
+} SanCase;
+
+static const SanCase san_cases[] = {
+    {"heap_read", "asan", "heap-buffer-overflow"},
+    {"heap_write", "asan", "heap-buffer-overflow"},
+    {"uaf", "asan", "heap-use-after-free"},
+    {"stack", "asan", "stack-buffer-overflow"},
+    {"global", "asan", "global-buffer-overflow"},
+    {"overflow", "ubsan", "signed integer overflow"},
+    {"shift", "ubsan", "shift exponent"},
+};
+#define N_SAN_CASES (sizeof(san_cases) / sizeof(san_cases[0]))
+
+static const char *san_target(const char *name, bool asan, char *buf, size_t cap)
+{
+        char var[128];
+        snprintf(var, sizeof(var), "san_only_%s%s", name, asan ? "_asan" : "");
+        snprintf(buf, cap, "%s", sf_target(var));
+        return buf;
+}
+
+static cJSON *load_stats(const char *out)
+{
+        char path[4200];
+        size_t len;
+        snprintf(path, sizeof(path), "%s/stats.json", out);
+        uint8_t *text = sf_read(path, &len);
+        cr_assert_not_null(text, "%s exists", path);
+        cJSON *j = cJSON_ParseWithLength((const char *)text, len);
+        cr_assert_not_null(j, "%s is JSON", path);
+        free(text);
+        return j;
+}
+
+static double stat_num(const cJSON *stats, const char *name)
+{
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(stats, name);
+        cr_assert(cJSON_IsNumber(v), "stats.json has %s", name);
+        return v->valuedouble;
+}
+
+static int case_numbers[N_SAN_CASES];
+
+ParameterizedTestParameters(split, sanitizer_only_bug_found)
+{
+        for (size_t i = 0; i < N_SAN_CASES; i++)
+                case_numbers[i] = (int)i;
+        return cr_make_param_array(int, case_numbers, N_SAN_CASES);
+}
+
+ParameterizedTest(int *number, split, sanitizer_only_bug_found, .timeout = 180)
+{
+        const SanCase *sc = &san_cases[*number];
+        char plain[4096], asan[4096], real_asan[4096], input[4400];
+        san_target(sc->name, false, plain, sizeof(plain));
+        san_target(sc->name, true, asan, sizeof(asan));
+        cr_assert_not_null(realpath(asan, real_asan));
+        char *out = sf_tmpdir();
+        const char *args[] = {"run", plain, "--sanitizer-target", asan, "--out", out,
+                              "--workers", "1", "--max-total-time", "60", "--no-screen", NULL};
+        SfRun r;
+        sf_run(&r, 120, args);
+        cr_assert_eq(r.exit_code, 1, "%s: the split run found the bug (exit 1):\n%s", sc->name,
+                     r.err);
+        char *id = sf_only_crash(out);
+        char *kind = sf_crash_field(out, id, "kind");
+        char *message = sf_crash_field(out, id, "message");
+        char *target = sf_crash_field(out, id, "target");
+        cr_assert_str_eq(kind, sc->kind, "%s: kind %s", sc->name, kind);
+        cr_assert(strstr(message, sc->what), "%s: message '%s' names %s", sc->name, message,
+                  sc->what);
+        /* Verified, minimized and replayed on the build it crashed. */
+        cr_assert_str_eq(target, real_asan, "%s: crash.json's target", sc->name);
+        cJSON *stats = load_stats(out);
+        cr_assert_geq(stat_num(stats, "sanitizer_checked"), 1);
+        cr_assert_geq(stat_num(stats, "sanitizer_seeds"), 1, "the seeds were checked");
+        cJSON_Delete(stats);
+        cr_assert(strstr(r.err, "the sanitizer build"), "the summary says what it checked:\n%s",
+                  r.err);
+
+        /* The stored input crashes the sanitizer build and not the plain one. */
+        snprintf(input, sizeof(input), "%s/crashes/%s/input", out, id);
+        const char *on_asan[] = {"run", asan, input, NULL};
+        const char *on_plain[] = {"run", plain, input, NULL};
+        SfRun ra, rp;
+        sf_run(&ra, 60, on_asan);
+        sf_run(&rp, 60, on_plain);
+        cr_assert_eq(ra.exit_code, 1, "%s: the input crashes the sanitizer build:\n%s%s",
+                     sc->name, ra.out, ra.err);
+        cr_assert_eq(rp.exit_code, 0, "%s: the input does not crash the plain build:\n%s%s",
+                     sc->name, rp.out, rp.err);
+        sf_run_free(&ra);
+        sf_run_free(&rp);
+        free(kind);
+        free(message);
+        free(target);
+        free(id);
+        sf_run_free(&r);
+        free(out);
+}
+
+/* Fuzzing the plain build alone reaches the bug's code (an input with the
+ * magic joins the corpus) and stores nothing: the bug is the sanitizer's. */
+Test(split, plain_build_alone_misses_it, .timeout = 120)
+{
+        char plain[4096];
+        san_target("heap_read", false, plain, sizeof(plain));
+        char *out = sf_tmpdir();
+        const char *args[] = {"run",       plain, "--out",          out, "--workers",
+                              "1",         "--max-total-time", "5",  "--no-screen",
+                              "--seed",    "7",   NULL};
+        SfRun r;
+        sf_run(&r, 60, args);
+        cr_assert_eq(r.exit_code, 0, "nothing found (exit 0):\n%s", r.err);
+        cr_assert_eq(sf_count_crashes(out), 0);
+        char *grep;
+        int st = sf_shell(&grep, "grep -l -r 'SAN!' '%s/corpus'", out);
+        cr_assert_eq(st, 0, "an input with the magic is in the corpus:\n%s", grep);
+        free(grep);
+        sf_run_free(&r);
+        free(out);
+}
+
+/* A seed that crashes the sanitizer build is caught by it even when the
+ * fuzzing workers run nothing but that seed (--runs 1). */
+Test(split, seeds_are_checked, .timeout = 120)
+{
+        char plain[4096], asan[4096], seed[4400];
+        san_target("uaf", false, plain, sizeof(plain));
+        san_target("uaf", true, asan, sizeof(asan));
+        char *out = sf_tmpdir();
+        char *seeds = sf_tmpdir();
+        snprintf(seed, sizeof(seed), "%s/bug", seeds);
+        FILE *f = fopen(seed, "w");
+        cr_assert_not_null(f);
+        fputs("SAN!\x01", f);
+        fclose(f);
+        const char *args[] = {"run", plain, seeds, "--sanitizer-target", asan, "--out", out,
+                              "--workers", "1", "--runs", "1", "--no-screen", NULL};
+        SfRun r;
+        sf_run(&r, 60, args);
+        cr_assert_eq(r.exit_code, 1, "the seed's bug is found:\n%s", r.err);
+        char *id = sf_only_crash(out);
+        char *kind = sf_crash_field(out, id, "kind");
+        cr_assert_str_eq(kind, "asan");
+        cJSON *stats = load_stats(out);
+        cr_assert_eq(stat_num(stats, "execs"), 1, "the plain build ran the one seed only");
+        cr_assert_eq(stat_num(stats, "sanitizer_seeds"), 1);
+        cJSON_Delete(stats);
+        free(kind);
+        free(id);
+        sf_run_free(&r);
+        free(seeds);
+        free(out);
+}
+
+typedef struct BadCase {
+        const char *label;
+        const char *opts[4]; /* after "run PLAIN" */
+        const char *says;    /* in the one line */
+} BadCase;
+
+/* Targets by name are resolved in the test: "@plain", "@asan", "@noentry". */
+static const BadCase bad_cases[] = {
+    {"no sanitizer", {"--sanitizer-target", "@plain2"}, "has no AddressSanitizer or UBSan"},
+    {"the target itself", {"--sanitizer-target", "@plain"}, "is the target itself"},
+    {"missing file", {"--sanitizer-target", "/nonexistent/asan.so"}, "--sanitizer-target"},
+    {"no entry point", {"--sanitizer-target", "@noentry"}, "LLVMFuzzerTestOneInput"},
+    {"share 0", {"--sanitizer-target", "@asan", "--sanitizer-share", "0"}, "--sanitizer-share"},
+    {"share 101", {"--sanitizer-target", "@asan", "--sanitizer-share", "101"}, "--sanitizer-share"},
+    {"share alone", {"--sanitizer-share", "20"}, "needs --sanitizer-target"},
+    {"files", {"--sanitizer-target", "@asan", "@file"}, "is for fuzzing"},
+};
+#define N_BAD_CASES (sizeof(bad_cases) / sizeof(bad_cases[0]))
+
+static int bad_numbers[N_BAD_CASES];
+
+ParameterizedTestParameters(split, bad_option_one_line_exit_2)
+{
+        for (size_t i = 0; i < N_BAD_CASES; i++)
+                bad_numbers[i] = (int)i;
+        return cr_make_param_array(int, bad_numbers, N_BAD_CASES);
+}
+
+ParameterizedTest(int *number, split, bad_option_one_line_exit_2, .timeout = 60)
+{
+        const BadCase *bc = &bad_cases[*number];
+        char plain[4096], plain2[4096], asan[4096], file[4400];
+        san_target("heap_read", false, plain, sizeof(plain));
+        san_target("heap_write", false, plain2, sizeof(plain2));
+        san_target("heap_read", true, asan, sizeof(asan));
+        char *out = sf_tmpdir();
+        snprintf(file, sizeof(file), "%s/input", out);
+        FILE *f = fopen(file, "w");
+        cr_assert_not_null(f);
+        fputs("x", f);
+        fclose(f);
+        const char *args[16] = {"run", plain};
+        int n = 2;
+        for (int i = 0; i < 4 && bc->opts[i]; i++) {
+                const char *o = bc->opts[i];
+                if (strcmp(o, "@plain") == 0)
+                        o = plain;
+                else if (strcmp(o, "@plain2") == 0)
+                        o = plain2;
+                else if (strcmp(o, "@asan") == 0)
+                        o = asan;
+                else if (strcmp(o, "@noentry") == 0)
+                        o = sf_target("no_entry_asan");
+                else if (strcmp(o, "@file") == 0)
+                        o = file;
+                args[n++] = o;
+        }
+        char outdir[4200];
+        snprintf(outdir, sizeof(outdir), "%s/out", out);
+        args[n++] = "--out";
+        args[n++] = outdir;
+        args[n++] = "--max-total-time";
+        args[n++] = "5";
+        args[n] = NULL;
+        SfRun r;
+        sf_run(&r, 30, args);
+        cr_assert_eq(r.exit_code, 2, "%s: exit 2:\n%s", bc->label, r.err);
+        cr_assert(strstr(r.err, bc->says), "%s: says '%s':\n%s", bc->label, bc->says, r.err);
+        /* One line: the error, nothing before it but the start-up lines
+         * of a run that got as far as loading the targets. */
+        int errors = 0;
+        for (const char *p = r.err; (p = strstr(p, "error:")) != NULL; p++)
+                errors++;
+        cr_assert_eq(errors, 1, "%s: one error line:\n%s", bc->label, r.err);
+        sf_run_free(&r);
+        free(out);
+}
