@@ -701,8 +701,7 @@ static void take_finds(Coordinator *c, Slot *s)
 static void queue_death(Coordinator *c, Slot *s, cJSON *died, bool leak_suspect)
 {
         int r = helperq_put(s->san ? c->san_helperq : c->helperq, wproc_region(s->w), died,
-                            clock_now_ms(),
-                            leak_suspect ? HELPERQ_LEAK_SUSPECT : 0);
+                            clock_now_ms(), leak_suspect ? HELPERQ_LEAK_SUSPECT : 0);
         if (leak_suspect)
                 c->leak_suspects++;
         else
@@ -884,8 +883,8 @@ static void fuzz_batch_ended(Coordinator *c, Slot *s, cJSON *m, bool died)
         c->batches_ended++;
         c->runners_forked += msg_bool(m, "forked", 0);
         take_finds(c, s);
-        schedule_batch_done(c->sched, c->corpus, &s->plan, record_header(wproc_region(s->w)),
-                            count, ms, msg_num(m, "loop_ms", 0));
+        schedule_batch_done(c->sched, c->corpus, &s->plan, record_header(wproc_region(s->w)), count,
+                            ms, msg_num(m, "loop_ms", 0));
         /* The reference design's "modified input" check: the base
          * and partner are read-only to runners, so a change means
          * memory was scribbled on outside the target's reach. */

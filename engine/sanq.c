@@ -75,23 +75,11 @@ void sanq_free(SanQueue *q)
         free(q);
 }
 
-/* Appends @len bytes to the list @list (record_seed_at's format) filled to
- * *@used; false when they do not fit. */
+/* Appends an input to a list of the queue's (area_len bytes). */
 static bool list_put(const SanQueue *q, uint8_t *list, size_t *used, const uint8_t *data,
                      size_t len)
 {
-        size_t cap = q->layout.area_len;
-        if (len > cap || *used + 4 > cap - len)
-                return false;
-        uint8_t *p = list + *used;
-        p[0] = (uint8_t)len;
-        p[1] = (uint8_t)(len >> 8);
-        p[2] = (uint8_t)(len >> 16);
-        p[3] = (uint8_t)(len >> 24);
-        if (len)
-                memcpy(p + 4, data, len);
-        *used += 4 + len;
-        return true;
+        return schedule_list_put(list, q->layout.area_len, used, data, len);
 }
 
 int sanq_add_entry(SanQueue *q, size_t i)
@@ -152,8 +140,8 @@ static void exec_one(SanQueue *q, const uint8_t *data, size_t len, WprocBatch *b
 
 /* Seeds, then corpus entries, into the list; 0 when there are none. A
  * single input too long for the list goes as an exec batch. */
-static uint32_t take_inputs(SanQueue *q, const Schedule *sched, const Corpus *corpus,
-                            WprocBatch *b, size_t *used)
+static uint32_t take_inputs(SanQueue *q, const Schedule *sched, const Corpus *corpus, WprocBatch *b,
+                            size_t *used)
 {
         uint32_t n = 0;
         const CorpusSeed *sd;

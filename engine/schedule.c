@@ -233,9 +233,7 @@ double schedule_batch_ms(const Schedule *s, const SchedulePlan *plan)
         return batch_ms(s, plan);
 }
 
-/* Appends @len bytes to a list (record_seed_at's format) of @cap bytes
- * filled to *@used; false when they do not fit. */
-static bool pack_put(uint8_t *list, size_t cap, size_t *used, const uint8_t *data, size_t len)
+bool schedule_list_put(uint8_t *list, size_t cap, size_t *used, const uint8_t *data, size_t len)
 {
         if (len > cap || *used + 4 > cap - len)
                 return false;
@@ -284,7 +282,8 @@ static void pack_bases(Schedule *s, Corpus *corpus, SchedulePlan *p, WprocBatch 
         pack_base(s, corpus, p, picks[0]);
         s->pack_best.n = 1;
         b->base_best = &s->pack_best;
-        if (want < 2 || !pack_put(s->seed_pack, s->layout.area_len, &used, data, b->base_len)) {
+        if (want < 2 ||
+            !schedule_list_put(s->seed_pack, s->layout.area_len, &used, data, b->base_len)) {
                 b->base = data;
                 size_t partner = corpus_pick_partner(corpus, &s->rng);
                 b->partner = corpus_get(corpus, partner, &b->partner_len);
@@ -293,7 +292,7 @@ static void pack_bases(Schedule *s, Corpus *corpus, SchedulePlan *p, WprocBatch 
         while (p->n_bases < want) {
                 size_t i = picks[p->n_bases];
                 data = corpus_get(corpus, i, &len);
-                if (!pack_put(s->seed_pack, s->layout.area_len, &used, data, len))
+                if (!schedule_list_put(s->seed_pack, s->layout.area_len, &used, data, len))
                         break;
                 pack_base(s, corpus, p, i);
         }
@@ -304,7 +303,7 @@ static void pack_bases(Schedule *s, Corpus *corpus, SchedulePlan *p, WprocBatch 
         for (unsigned k = 0; k < p->n_bases; k++) {
                 size_t i = corpus_pick_partner(corpus, &s->rng);
                 data = corpus_get(corpus, i, &len);
-                if (!pack_put(s->partner_pack, s->layout.area_len, &used, data, len))
+                if (!schedule_list_put(s->partner_pack, s->layout.area_len, &used, data, len))
                         break;
         }
         b->partner = s->partner_pack;
@@ -358,8 +357,8 @@ static void plan_seeds(Schedule *s, SchedulePlan *p, WprocBatch *b)
         /* Every seed comes back with its features in a find slot, so a
          * batch runs at most as many as there are slots. */
         while (next < hi && next - lo < RECORD_FINDS_SLOTS &&
-               pack_put(s->seed_pack, s->layout.area_len, &used, s->seeds[next].data,
-                        s->seeds[next].len)) {
+               schedule_list_put(s->seed_pack, s->layout.area_len, &used, s->seeds[next].data,
+                                 s->seeds[next].len)) {
                 next++;
                 b->iters++;
         }

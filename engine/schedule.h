@@ -86,6 +86,10 @@ size_t schedule_n_seeds(const Schedule *s);
  * after the seeds already planned, before the next fuzz batch. Takes the
  * array and its entries; on failure (-ENOMEM) the caller keeps them. */
 int schedule_add_seeds(Schedule *s, CorpusSeed *seeds, size_t n);
+/* Appends @len bytes to a list of inputs (record_seed_at's format) of
+ * @cap bytes filled to *@used; false when they do not fit. */
+bool schedule_list_put(uint8_t *list, size_t cap, size_t *used, const uint8_t *data, size_t len);
+
 /* Seed @i (its path is where it came from), or NULL past the last. */
 const CorpusSeed *schedule_seed(const Schedule *s, size_t i);
 bool schedule_legacy(const Schedule *s);

@@ -28,12 +28,9 @@ typedef struct SanCase {
 } SanCase;
 
 static const SanCase san_cases[] = {
-    {"heap_read", "asan", "heap-buffer-overflow"},
-    {"heap_write", "asan", "heap-buffer-overflow"},
-    {"uaf", "asan", "heap-use-after-free"},
-    {"stack", "asan", "stack-buffer-overflow"},
-    {"global", "asan", "global-buffer-overflow"},
-    {"overflow", "ubsan", "signed integer overflow"},
+    {"heap_read", "asan", "heap-buffer-overflow"}, {"heap_write", "asan", "heap-buffer-overflow"},
+    {"uaf", "asan", "heap-use-after-free"},        {"stack", "asan", "stack-buffer-overflow"},
+    {"global", "asan", "global-buffer-overflow"},  {"overflow", "ubsan", "signed integer overflow"},
     {"shift", "ubsan", "shift exponent"},
 };
 #define N_SAN_CASES (sizeof(san_cases) / sizeof(san_cases[0]))
@@ -83,8 +80,8 @@ ParameterizedTest(int *number, split, sanitizer_only_bug_found, .timeout = 180)
         san_target(sc->name, true, asan, sizeof(asan));
         cr_assert_not_null(realpath(asan, real_asan));
         char *out = sf_tmpdir();
-        const char *args[] = {"run", plain, "--sanitizer-target", asan, "--out", out,
-                              "--workers", "1", "--max-total-time", "60", "--no-screen", NULL};
+        const char *args[] = {"run",       plain, "--sanitizer-target", asan, "--out",       out,
+                              "--workers", "1",   "--max-total-time",   "60", "--no-screen", NULL};
         SfRun r;
         sf_run(&r, 120, args);
         cr_assert_eq(r.exit_code, 1, "%s: the split run found the bug (exit 1):\n%s", sc->name,
@@ -112,8 +109,8 @@ ParameterizedTest(int *number, split, sanitizer_only_bug_found, .timeout = 180)
         SfRun ra, rp;
         sf_run(&ra, 60, on_asan);
         sf_run(&rp, 60, on_plain);
-        cr_assert_eq(ra.exit_code, 1, "%s: the input crashes the sanitizer build:\n%s%s",
-                     sc->name, ra.out, ra.err);
+        cr_assert_eq(ra.exit_code, 1, "%s: the input crashes the sanitizer build:\n%s%s", sc->name,
+                     ra.out, ra.err);
         cr_assert_eq(rp.exit_code, 0, "%s: the input does not crash the plain build:\n%s%s",
                      sc->name, rp.out, rp.err);
         sf_run_free(&ra);
@@ -133,9 +130,9 @@ Test(split, plain_build_alone_misses_it, .timeout = 120)
         char plain[4096];
         san_target("heap_read", false, plain, sizeof(plain));
         char *out = sf_tmpdir();
-        const char *args[] = {"run",       plain, "--out",          out, "--workers",
-                              "1",         "--max-total-time", "5",  "--no-screen",
-                              "--seed",    "7",   NULL};
+        const char *args[] = {
+            "run", plain,         "--out",  out, "--workers", "1", "--max-total-time",
+            "5",   "--no-screen", "--seed", "7", NULL};
         SfRun r;
         sf_run(&r, 60, args);
         cr_assert_eq(r.exit_code, 0, "nothing found (exit 0):\n%s", r.err);
@@ -162,8 +159,9 @@ Test(split, seeds_are_checked, .timeout = 120)
         cr_assert_not_null(f);
         fputs("SAN!\x01", f);
         fclose(f);
-        const char *args[] = {"run", plain, seeds, "--sanitizer-target", asan, "--out", out,
-                              "--workers", "1", "--runs", "1", "--no-screen", NULL};
+        const char *args[] = {
+            "run", plain,    seeds, "--sanitizer-target", asan, "--out", out, "--workers",
+            "1",   "--runs", "1",   "--no-screen",        NULL};
         SfRun r;
         sf_run(&r, 60, args);
         cr_assert_eq(r.exit_code, 1, "the seed's bug is found:\n%s", r.err);
@@ -178,6 +176,53 @@ Test(split, seeds_are_checked, .timeout = 120)
         free(id);
         sf_run_free(&r);
         free(seeds);
+        free(out);
+}
+
+/* A run where the sanitizer build finds nothing: it checks the seeds, new
+ * corpus entries and samples of the fuzzing, within its share of the time,
+ * and the status lines count what it checked. */
+Test(split, sanitizer_worker_keeps_its_share, .timeout = 120)
+{
+        char plain[4096], asan[4096];
+        san_target("none", false, plain, sizeof(plain));
+        san_target("none", true, asan, sizeof(asan));
+        char *out = sf_tmpdir();
+        const char *args[] = {"run",
+                              plain,
+                              "--sanitizer-target",
+                              asan,
+                              "--out",
+                              out,
+                              "--workers",
+                              "1",
+                              "--max-total-time",
+                              "6",
+                              "--no-screen",
+                              "--sanitizer-share",
+                              "5",
+                              "--status-every",
+                              "1",
+                              NULL};
+        SfRun r;
+        sf_run(&r, 60, args);
+        cr_assert_eq(r.exit_code, 0, "nothing found:\n%s", r.err);
+        cr_assert(strstr(r.err, "sanitizer-checked"), "the status line counts:\n%s", r.err);
+        cJSON *stats = load_stats(out);
+        double elapsed = stat_num(stats, "elapsed_s");
+        double busy = stat_num(stats, "sanitizer_busy_s");
+        cr_assert_geq(stat_num(stats, "sanitizer_seeds"), 1);
+        cr_assert_geq(stat_num(stats, "sanitizer_corpus"), 4, "the magic's steps were checked");
+        cr_assert_gt(stat_num(stats, "sanitizer_samples"), 0, "fuzzing inputs were sampled");
+        cr_assert_eq(stat_num(stats, "sanitizer_checked"),
+                     stat_num(stats, "sanitizer_seeds") + stat_num(stats, "sanitizer_corpus") +
+                         stat_num(stats, "sanitizer_samples"));
+        /* 5% of one worker's time, one second's allowance, one batch over. */
+        cr_assert_leq(busy, 0.05 * elapsed + 1.0 + 0.5, "busy %.2f s of %.2f s", busy, elapsed);
+        cr_assert_gt(stat_num(stats, "execs"), 10 * stat_num(stats, "sanitizer_checked"),
+                     "the plain build ran far more");
+        cJSON_Delete(stats);
+        sf_run_free(&r);
         free(out);
 }
 

@@ -12,6 +12,7 @@
  *   'G' global-buffer-overflow read, 1 to 4 bytes past a global array
  *   'O' signed integer overflow (UBSan)
  *   'L' shift exponent too large (UBSan)
+ *   'N' none: the magic leads nowhere (for the share and the samples)
  *
  * The bug is behind the magic "SAN!", compared one byte at a time so that
  * each byte is new coverage. Every out-of-bounds access stays inside
@@ -27,7 +28,7 @@
 #include <string.h>
 
 #ifndef SAN_ONLY_KIND
-#error "build with -DSAN_ONLY_KIND='R' (or W, U, S, G, O, L)"
+#error "build with -DSAN_ONLY_KIND='R' (or W, U, S, G, O, L, N)"
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -91,6 +92,9 @@ __attribute__((noinline)) static void san_only_bug(const uint8_t *data, size_t s
                 san_only_sink = 1 << shift;
                 break;
         }
+        default: /* 'N' */
+                san_only_sink = (int)size;
+                break;
         }
 }
 
