@@ -8,8 +8,9 @@
 # The ASan builds are -fsanitize=address,undefined throughout.
 #
 # speed: executions per second on the bundled targets (planted bug compiled
-#   out) and, when REALWORK holds it, expat's xml_parse_fuzzer (the plain
-#   build bench/real/build.sh made; the ASan library is built here).
+#   out) and, when REALWORK holds them, expat_parse and libpng_read of
+#   bench/real (the plain builds bench/real/build.sh made; the ASan
+#   libraries are built here).
 # find: seconds until the bug of each target of the sanitizer-only set
 #   (tests/targets/san_only.c) is stored, capped at BENCH_CAP.
 #
@@ -17,7 +18,8 @@
 #
 # Environment: BENCH_CPU (default 0), BENCH_SECONDS per speed run (15),
 # BENCH_TRIALS (3), BENCH_CAP (60), BENCH_BUILD (build), REALWORK
-# (/work/realwork), BENCH_PARTS ("speed find").
+# (/work/realwork), BENCH_PARTS ("speed find"),
+# BENCH_SPEED_TARGETS (default: all of them).
 # Prints one line per run:
 #   speed TOOL TARGET TRIAL EXECS_PER_S SANITIZER_CHECKED
 #   find TOOL BUG TRIAL SECONDS FOUND(1/0) KIND
@@ -58,29 +60,43 @@ for t in tlv_parser ini_parser png_chunks; do
   cp -r "$ROOT/fuzz_targets/seeds/$t" "$OUT/$t-seeds" 2>/dev/null || true
   speed_targets+=("$t")
 done
-expat_src=$(ls -d "$REALWORK"/src/expat-*/ 2>/dev/null | head -1 || true)
-if [[ -n $expat_src && -f $REALWORK/build/expat_parse/snapfuzz.so ]]; then
-  w=$OUT/expat-lib
-  if [[ ! -f $w/b/libexpat.a ]]; then
-    rm -rf "$w"; mkdir -p "$w"; cp -a "$expat_src/." "$w/"
-    (cd "$w" && mkdir -p b && cd b &&
-      CC=clang CFLAGS="-O1 -g -fPIC ${ASAN[*]},fuzzer-no-link" "${PIN[@]}" cmake -S ../expat -B . \
-        -DCMAKE_BUILD_TYPE=None -DEXPAT_SHARED_LIBS=OFF -DEXPAT_BUILD_TOOLS=OFF \
-        -DEXPAT_BUILD_EXAMPLES=OFF -DEXPAT_BUILD_TESTS=OFF -DEXPAT_BUILD_DOCS=OFF \
-        -DEXPAT_BUILD_PKGCONFIG=OFF >/dev/null &&
-      sed -i 's/^#define XML_DTD$/#define XML_DTD 1/' expat_config.h &&
-      "${PIN[@]}" make expat >/dev/null)
+# Real harnesses bench/real/build.sh built (REALWORK): the plain .so is
+# its own; the library is built again here with ASan+UBSan, by the same
+# recipe (bench/real/harnesses.sh), and the harness linked twice against it.
+# shellcheck source=real/harnesses.sh
+source "$ROOT/bench/real/harnesses.sh"
+real_harness() { # NAME PACKAGE CC HARNESS_SOURCE LIB_A INCLUDES... -- LIBS...
+  local h=$1 pkg=$2 cc=$3 hsrc=$4 liba=$5 src w incs=() libs=()
+  shift 5
+  while [[ $# -gt 0 && $1 != -- ]]; do incs+=("$1"); shift; done
+  [[ $# -gt 0 ]] && shift
+  libs=("$@")
+  src=$(ls -d "$REALWORK"/src/"$pkg"-*/ 2>/dev/null | head -1 || true)
+  [[ -n $src && -f $REALWORK/build/$h/snapfuzz.so ]] || return 0
+  w=$OUT/$h-lib
+  if [[ ! -f $w/.built ]]; then
+    rm -rf "$w"; mkdir -p "$w"; cp -a "$src/." "$w/"
+    (cd "$w" && export CC=clang CXX=clang++ CFLAGS="-O1 -g -fPIC ${ASAN[*]},fuzzer-no-link" &&
+      export CXXFLAGS="$CFLAGS" && "${PIN[@]}" bash -c "$(declare -f autotools_freeze \
+        lib_build_"${pkg//[^a-z0-9]/_}"); lib_build_${pkg//[^a-z0-9]/_} 1") >"$w.log" 2>&1 ||
+      die "building $h's library with ASan failed; see $w.log"
+    touch "$w/.built"
   fi
-  f=(-O1 -g -DENCODING_FOR_FUZZING=UTF-8 -I"$w/expat/lib" -I"$w/b")
-  h=$expat_src/expat/fuzz/xml_parse_fuzzer.c
-  cp "$REALWORK/build/expat_parse/snapfuzz.so" "$OUT/expat.so"
-  "${PIN[@]}" clang "${f[@]}" "${ASAN[@]}",fuzzer-no-link -shared-libasan -fPIC -shared "$h" \
-    "$w/b/libexpat.a" -o "$OUT/expat-asan.so"
-  "${PIN[@]}" clang "${f[@]}" "${ASAN[@]}",fuzzer "$h" "$w/b/libexpat.a" -o "$OUT/expat-lf"
-  rm -rf "$OUT/expat-seeds"; cp -r "$REALWORK/build/expat_parse/seeds" "$OUT/expat-seeds"
-  speed_targets+=(expat)
-fi
-bugs=(heap_read:R heap_write:W uaf:U stack:S global:G overflow:O shift:L)
+  incs=("${incs[@]//@LIB@/$w}")
+  cp "$REALWORK/build/$h/snapfuzz.so" "$OUT/$h.so"
+  "${PIN[@]}" "$cc" -O1 -g "${incs[@]}" "${ASAN[@]}",fuzzer-no-link -shared-libasan -fPIC -shared \
+    "$src/$hsrc" "$w/$liba" "${libs[@]}" -o "$OUT/$h-asan.so"
+  "${PIN[@]}" "$cc" -O1 -g "${incs[@]}" "${ASAN[@]}",fuzzer "$src/$hsrc" "$w/$liba" "${libs[@]}" \
+    -o "$OUT/$h-lf"
+  rm -rf "$OUT/$h-seeds"; cp -r "$REALWORK/build/$h/seeds" "$OUT/$h-seeds"
+  speed_targets+=("$h")
+}
+# As harness_link in bench/real/harnesses.sh.
+real_harness expat_parse expat clang expat/fuzz/xml_parse_fuzzer.c b/libexpat.a \
+  -DENCODING_FOR_FUZZING=UTF-8 -I@LIB@/expat/lib -I@LIB@/b
+real_harness libpng_read libpng1.6 clang++ contrib/oss-fuzz/libpng_read_fuzzer.cc \
+  .libs/libpng16.a -I@LIB@ -std=c++11 -- -lz -lm
+bugs=(heap_read:R heap_write:W uaf:U stack:S global:G overflow:O shift:L leak:K)
 for b in "${bugs[@]}"; do
   "${PIN[@]}" clang -g -O1 "${ASAN[@]}",fuzzer -DSAN_ONLY_KIND="'${b#*:}'" \
     "$ROOT/tests/targets/san_only.c" -o "$OUT/san_only_${b%%:*}-lf"
@@ -148,6 +164,7 @@ find_run() { # TOOL BUG TRIAL
   echo "find $tool $bug $i $(echo "$t1 - $t0" | bc -l) $found ${kind:--}"
 }
 
+[[ -n ${BENCH_SPEED_TARGETS:-} ]] && read -r -a speed_targets <<<"$BENCH_SPEED_TARGETS"
 echo "# $(date -u +%FT%TZ) $(uptime)"
 for i in $(seq 1 "$TRIALS"); do
   if [[ " $PARTS " == *" speed "* ]]; then

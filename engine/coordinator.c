@@ -771,14 +771,6 @@ static bool death_key_seen(Coordinator *c, uint64_t key)
  * would otherwise keep the helper busy long after --max-total-time. Such a
  * death is counted (runner_deaths, duplicate_deaths_skipped), not stored.
  */
-/*
- * The target file is watched: workers run the build they loaded, but a
- * file replaced in place changes the pages they have mapped under them,
- * and the recovery helper verifies a crash in a fresh worker that loads
- * whatever the file is now. Either way a death after a change says nothing
- * about the target that was fuzzed: the run stops with one line instead of
- * storing a false crash. Returns whether the file is as it was.
- */
 /* How the file at @path changed since @was: "deleted", "replaced" or NULL. */
 static const char *file_change(const char *path, const struct stat *was)
 {
@@ -791,6 +783,14 @@ static const char *file_change(const char *path, const struct stat *was)
         return NULL;
 }
 
+/*
+ * The target file is watched: workers run the build they loaded, but a
+ * file replaced in place changes the pages they have mapped under them,
+ * and the recovery helper verifies a crash in a fresh worker that loads
+ * whatever the file is now. Either way a death after a change says nothing
+ * about the target that was fuzzed: the run stops with one line instead of
+ * storing a false crash. Returns whether the file is as it was.
+ */
 static bool check_target(Coordinator *c)
 {
         if (c->target_changed)
@@ -1017,6 +1017,9 @@ static void dispatch_san(Coordinator *c, Slot *s)
         if (!sanq_next(c->sanq, c->sched, c->corpus, clock_now_ms(), &b))
                 return;
         b.fresh = c->fresh_runners;
+        /* Leaks are the sanitizer build's to find, as dispatch_one watches
+         * them in a run of an ASan target. */
+        b.leak_watch = c->leak_watch && c->leak_pending == 0 && wproc_leaks(s->w);
         if (wproc_send_batch(s->w, &b) < 0) {
                 s->alive = false;
                 return;

@@ -31,7 +31,7 @@ static const SanCase san_cases[] = {
     {"heap_read", "asan", "heap-buffer-overflow"}, {"heap_write", "asan", "heap-buffer-overflow"},
     {"uaf", "asan", "heap-use-after-free"},        {"stack", "asan", "stack-buffer-overflow"},
     {"global", "asan", "global-buffer-overflow"},  {"overflow", "ubsan", "signed integer overflow"},
-    {"shift", "ubsan", "shift exponent"},
+    {"shift", "ubsan", "shift exponent"},          {"leak", "leak", "LeakSanitizer"},
 };
 #define N_SAN_CASES (sizeof(san_cases) / sizeof(san_cases[0]))
 

@@ -12,6 +12,7 @@
  *   'G' global-buffer-overflow read, 1 to 4 bytes past a global array
  *   'O' signed integer overflow (UBSan)
  *   'L' shift exponent too large (UBSan)
+ *   'K' a leak: 33 bytes allocated and dropped (LeakSanitizer)
  *   'N' none: the magic leads nowhere (for the share and the samples)
  *
  * The bug is behind the magic "SAN!", compared one byte at a time so that
@@ -28,7 +29,7 @@
 #include <string.h>
 
 #ifndef SAN_ONLY_KIND
-#error "build with -DSAN_ONLY_KIND='R' (or W, U, S, G, O, L, N)"
+#error "build with -DSAN_ONLY_KIND='R' (or W, U, S, G, O, L, K, N)"
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -90,6 +91,13 @@ __attribute__((noinline)) static void san_only_bug(const uint8_t *data, size_t s
         case 'L': {
                 volatile int shift = 32 + (int)extra;
                 san_only_sink = 1 << shift;
+                break;
+        }
+        case 'K': {
+                char *volatile p = malloc(33);
+                if (p)
+                        p[0] = (char)extra;
+                p = NULL;
                 break;
         }
         default: /* 'N' */
