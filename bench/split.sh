@@ -153,8 +153,14 @@ find_run() { # TOOL BUG TRIAL
   esac
   t1=$(date +%s.%N)
   if [[ $tool == lf ]]; then
-    [[ $found -ne 0 ]] && ls "$dir"/crash-* >/dev/null 2>&1 && found=1 || found=0
-    kind=$(grep -o -m1 'ERROR: AddressSanitizer: [a-z-]*\|runtime error: [a-z ]*' "$dir/log" |
+    # libFuzzer's artifact: crash-<sha1>, or leak-<sha1> for a leak.
+    # libFuzzer's artifact: crash-<sha1>, or leak-<sha1> for a leak.
+    if [[ $found -ne 0 ]] && compgen -G "$dir/[cl][re][a-z]*-*" >/dev/null; then
+      found=1
+    else
+      found=0
+    fi
+    kind=$(grep -o -m1 'ERROR: [A-Za-z]*Sanitizer: [a-z -]*\|runtime error: [a-z ]*' "$dir/log" |
       tr ' ' _ || echo -)
   else
     [[ $found -eq 1 ]] || found=0
