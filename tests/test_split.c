@@ -145,6 +145,40 @@ Test(split, plain_build_alone_misses_it, .timeout = 120)
         free(out);
 }
 
+/* With --keep-going the sanitizer build meets its bug again and again (new
+ * corpus entries, samples): one id, counted, one line. */
+Test(split, a_sanitizer_crash_seen_again_keeps_its_id, .timeout = 120)
+{
+        char plain[4096], asan[4096];
+        san_target("heap_read", false, plain, sizeof(plain));
+        san_target("heap_read", true, asan, sizeof(asan));
+        char *out = sf_tmpdir();
+        const char *args[] = {
+            "run",       plain, "--sanitizer-target", asan, "--out",        out,
+            "--workers", "1",   "--max-total-time",   "5",  "--keep-going", "--no-screen",
+            NULL};
+        SfRun r;
+        sf_run(&r, 60, args);
+        cr_assert_eq(r.exit_code, 1, "crash found:\n%s", r.err);
+        cr_assert_eq(sf_count_crashes(out), 1, "one id:\n%s", r.err);
+        char *id = sf_only_crash(out);
+        char path[4400];
+        snprintf(path, sizeof(path), "%s/crashes/%s/crash.json", out, id);
+        size_t len;
+        uint8_t *text = sf_read(path, &len);
+        cr_assert_not_null(text);
+        cJSON *j = cJSON_ParseWithLength((const char *)text, len);
+        cr_assert_not_null(j);
+        const cJSON *count = cJSON_GetObjectItemCaseSensitive(j, "count");
+        cr_assert(cJSON_IsNumber(count) && count->valuedouble >= 2,
+                  "stored again under its id:\n%s", (const char *)text);
+        cJSON_Delete(j);
+        free(text);
+        free(id);
+        sf_run_free(&r);
+        free(out);
+}
+
 /* A seed that crashes the sanitizer build is caught by it even when the
  * fuzzing workers run nothing but that seed (--runs 1). */
 Test(split, seeds_are_checked, .timeout = 120)
