@@ -1021,7 +1021,9 @@ static void dispatch_san(Coordinator *c, Slot *s)
          * them in a run of an ASan target. */
         b.leak_watch = c->leak_watch && c->leak_pending == 0 && wproc_leaks(s->w);
         if (wproc_send_batch(s->w, &b) < 0) {
-                s->alive = false;
+                /* Died between two batches: replaced, as when its pipe
+                 * closes (an idle worker's death may be seen here first). */
+                worker_gone(c, s);
                 return;
         }
         s->plan = (SchedulePlan){.iters = b.iters};
@@ -1053,7 +1055,9 @@ static void dispatch_one(Coordinator *c, Slot *s)
         if (c->cfg->no_reduce)
                 b.base_best = NULL;
         if (wproc_send_batch(s->w, &b) < 0) {
-                s->alive = false;
+                /* Died between two batches: replaced, as when its pipe
+                 * closes (an idle worker's death may be seen here first). */
+                worker_gone(c, s);
                 return;
         }
         c->in_flight += b.iters;

@@ -14,8 +14,11 @@
 #include <criterion/parameterized.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -258,6 +261,87 @@ Test(split, sanitizer_worker_keeps_its_share, .timeout = 120)
         cJSON_Delete(stats);
         sf_run_free(&r);
         free(out);
+}
+
+/* The child of @parent whose command line holds "--target" then @target,
+ * or 0. */
+static pid_t worker_of(pid_t parent, const char *target)
+{
+        DIR *d = opendir("/proc");
+        cr_assert_not_null(d);
+        struct dirent *e;
+        pid_t found = 0;
+        while (!found && (e = readdir(d)) != NULL) {
+                char path[300], buf[8192];
+                pid_t pid = (pid_t)atoi(e->d_name);
+                if (pid <= 0)
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+                FILE *f = fopen(path, "r");
+                int ppid = 0;
+                if (!f)
+                        continue;
+                if (fscanf(f, "%*d (%*[^)]) %*c %d", &ppid) != 1)
+                        ppid = 0;
+                fclose(f);
+                if (ppid != parent)
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+                f = fopen(path, "r");
+                if (!f)
+                        continue;
+                size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+                fclose(f);
+                for (size_t i = 0; i + 1 < n; i += strlen(buf + i) + 1)
+                        if (strcmp(buf + i, "--target") == 0 && i + 9 < n &&
+                            strcmp(buf + i + 9, target) == 0)
+                                found = pid;
+        }
+        closedir(d);
+        return found;
+}
+
+/* The sanitizer worker killed from outside is replaced, and checking goes
+ * on. */
+Test(split, a_killed_sanitizer_worker_is_replaced, .timeout = 120)
+{
+        char plain[4096], asan[4096], real_asan[4096];
+        san_target("none", false, plain, sizeof(plain));
+        san_target("none", true, asan, sizeof(asan));
+        cr_assert_not_null(realpath(asan, real_asan));
+        char *dir = sf_tmpdir();
+        char out[4200];
+        snprintf(out, sizeof(out), "%s/out", dir);
+        const char *args[] = {
+            "run",       plain, "--sanitizer-target", asan, "--out",       out,
+            "--workers", "1",   "--max-total-time",   "8",  "--no-screen", "--status-every",
+            "1",         NULL};
+        pid_t run = sf_start(dir, args);
+        pid_t w = 0;
+        for (int i = 0; i < 100 && !w; i++) {
+                usleep(50000);
+                w = worker_of(run, real_asan);
+        }
+        cr_assert_gt(w, 0, "the sanitizer worker runs");
+        sleep(2);
+        cJSON *before = load_stats(out);
+        double checked = stat_num(before, "sanitizer_checked");
+        cJSON_Delete(before);
+        cr_assert_eq(kill(w, SIGKILL), 0);
+        int code = sf_wait(run, 60);
+        char err_path[4300];
+        snprintf(err_path, sizeof(err_path), "%s/stderr", dir);
+        size_t len;
+        char *err = (char *)sf_read(err_path, &len);
+        cr_assert_not_null(err);
+        cr_assert_eq(code, 0, "nothing found, no error:\n%.*s", (int)len, err);
+        cr_assert(strstr(err, "starting a new one"), "restarted:\n%.*s", (int)len, err);
+        cJSON *after = load_stats(out);
+        cr_assert_gt(stat_num(after, "sanitizer_checked"), checked,
+                     "checking went on after the kill");
+        cJSON_Delete(after);
+        free(err);
+        free(dir);
 }
 
 typedef struct BadCase {
