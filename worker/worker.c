@@ -152,6 +152,16 @@ const WorkerBuiltin *worker_builtin_get(void)
 /* The executable's own target (PROTO_TARGET_SELF): nothing to load or to
  * rebind (the static linker bound the harness to its own symbols). Its
  * LLVMFuzzerInitialize gets the executable's path as argv[0]. */
+/* Comparison call sites are filed relative to the module that holds the
+ * harness (worker/cmplog.h), before LLVMFuzzerInitialize compares
+ * anything. */
+static void worker_file_sites(TargetTestOneInput test)
+{
+        Dl_info info;
+        if (dladdr((void *)test, &info) && info.dli_fbase)
+                cmplog_set_base((uintptr_t)info.dli_fbase);
+}
+
 static int worker_load_builtin(Worker *w)
 {
         static char exe[4096];
@@ -163,6 +173,7 @@ static int worker_load_builtin(Worker *w)
                 return -ENOENT;
         }
         w->test = builtin.test;
+        worker_file_sites(w->test);
         w->custom.mutate = builtin.mutate;
         w->custom.crossover = builtin.crossover;
         w->has_custom = builtin.mutate || builtin.crossover;
@@ -232,6 +243,7 @@ static int worker_load(Worker *w)
                 worker_send_error(w, PROTO_WHAT_ENTRY, msg);
                 return -ENOENT;
         }
+        worker_file_sites(w->test);
         w->has_custom = custom_lookup(w->handle, &w->custom);
         TargetInitialize init = (TargetInitialize)dlsym(w->handle, TARGET_SYM_INIT);
         if (init) {
