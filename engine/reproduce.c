@@ -265,10 +265,10 @@ static int print_verdict(const Crashconf *conf, const cJSON *result)
          * made its bytes printable). */
         const char *report = msg_str(result, "sanitizer_report", NULL);
         if (report) {
-                printf("  sanitizer report%s:\n",
-                       conf->sanitizer_confirm ? " (input in an exact-size heap buffer, the "
-                                                 "sanitizer's fault handlers on)"
-                                               : "");
+                printf("  sanitizer report%s:\n", conf->sanitizer_confirm
+                                                      ? " (input in an exact-size heap buffer, the "
+                                                        "sanitizer's fault handlers on)"
+                                                      : "");
                 fflush(stdout);
                 (void)sanstack_put_text(stdout, report);
         }

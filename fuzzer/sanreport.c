@@ -80,8 +80,6 @@ const char *sanreport_sandbox_bug(const char *syscall)
         return NULL;
 }
 
-
-
 /* The frames of the death's stack, up to and including the harness's entry
  * point; all of them when it is not among them. */
 static void sanreport_frames(FILE *out, const cJSON *crash)
@@ -111,10 +109,6 @@ static void sanreport_libfuzzer(FILE *out, const cJSON *crash, int pid, const ch
         sanreport_frames(out, crash);
         fprintf(out, "SUMMARY: libFuzzer: %s\n", summary);
 }
-
-
-
-
 
 /* The target's stored output when it holds a sanitizer's report. */
 static const char *sanreport_sanitizer_output(const cJSON *crash)

@@ -633,7 +633,7 @@ static int job_verify(Helper *hp, Job *j)
  * describes in full. */
 static bool job_wants_confirmation(const Helper *hp, const Job *j)
 {
-        static const char *const kinds[] = {"segv", "bus",  "fpe", "stack-overflow",
+        static const char *const kinds[] = {"segv", "bus",   "fpe", "stack-overflow",
                                             "asan", "ubsan", NULL};
         if (!hp->confirms || !j->reproduced || j->history_first || j->suspect)
                 return false;
@@ -1034,11 +1034,13 @@ static int job_store(Helper *hp, Job *j)
         /* The sanitizer's report, beside the input. (A state-dependent
          * crash's list has a slot to spare after its record.) */
         if (san_text && files) {
-                seq.files[n_files++] = (CrashFile){
-                    .name = SANITIZER_REPORT_FILE, .data = (const uint8_t *)san_text, .len = san_len};
+                seq.files[n_files++] = (CrashFile){.name = SANITIZER_REPORT_FILE,
+                                                   .data = (const uint8_t *)san_text,
+                                                   .len = san_len};
         } else if (san_text) {
-                one = (CrashFile){
-                    .name = SANITIZER_REPORT_FILE, .data = (const uint8_t *)san_text, .len = san_len};
+                one = (CrashFile){.name = SANITIZER_REPORT_FILE,
+                                  .data = (const uint8_t *)san_text,
+                                  .len = san_len};
                 files = &one;
                 n_files = 1;
         }

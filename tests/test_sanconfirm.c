@@ -21,8 +21,8 @@ typedef struct Found {
         char *dir;
         char out[512];
         char *id;
-        cJSON *crash;   /* crash.json */
-        char *report;   /* sanitizer.txt, or NULL */
+        cJSON *crash; /* crash.json */
+        char *report; /* sanitizer.txt, or NULL */
 } Found;
 
 /* Fuzzes @target into a fresh directory until its one crash is stored. */
@@ -34,8 +34,8 @@ static void find_crash(const char *target, Found *f)
         memset(f, 0, sizeof(*f));
         f->dir = sf_tmpdir();
         snprintf(f->out, sizeof(f->out), "%s/out", f->dir);
-        const char *args[] = {"run",    sf_target(target), "--out", f->out, "--workers", "1",
-                              "--max-total-time", "120", NULL};
+        const char *args[] = {"run", sf_target(target),  "--out", f->out, "--workers",
+                              "1",   "--max-total-time", "120",   NULL};
         sf_run(&r, 300, args);
         cr_assert_eq(r.exit_code, 1, "%s: a crash (exit 1):\n%s", target, r.err);
         sf_run_free(&r);
@@ -103,14 +103,15 @@ Test(sanconfirm, a_read_past_the_input_is_asan_heap_buffer_overflow, .timeout = 
         cr_expect_str_eq(field(c, "kind"), "asan");
         cr_expect_str_eq(field(c, "sanitizer.bug_type"), "heap-buffer-overflow");
         cr_expect(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
-                      cJSON_GetObjectItemCaseSensitive(c, "sanitizer"), "confirmed")));
+            cJSON_GetObjectItemCaseSensitive(c, "sanitizer"), "confirmed")));
         /* Fuzzing saw it as the guard page's fault. */
         cr_expect_str_eq(field(c, "sanitizer.found_as.kind"), "segv");
         cr_expect(strncmp(field(c, "signature"), "asan|heap-buffer-overflow|", 26) == 0, "%s",
                   field(c, "signature"));
         cr_expect_str_eq(field(c, "sanitizer.report"), "sanitizer.txt");
         cr_assert_not_null(f.report, "sanitizer.txt is saved beside the input");
-        cr_expect(strstr(f.report, "ERROR: AddressSanitizer: heap-buffer-overflow"), "%s", f.report);
+        cr_expect(strstr(f.report, "ERROR: AddressSanitizer: heap-buffer-overflow"), "%s",
+                  f.report);
         cr_expect(strstr(f.report, "READ of size 1"), "%s", f.report);
         cr_expect(just_past_the_input(f.report), "%s", f.report);
         /* Symbolized outside the sandbox: the bug's function by name. */
@@ -133,8 +134,9 @@ Test(sanconfirm, a_null_write_is_asan_segv_of_kind_null_deref, .timeout = 600)
         cr_expect_str_eq(field(c, "kind"), "null-deref");
         cr_expect_str_eq(field(c, "sanitizer.bug_type"), "SEGV");
         cr_assert_not_null(f.report, "sanitizer.txt is saved beside the input");
-        cr_expect(strstr(f.report, "ERROR: AddressSanitizer: SEGV on unknown address 0x000000000000"),
-                  "%s", f.report);
+        cr_expect(
+            strstr(f.report, "ERROR: AddressSanitizer: SEGV on unknown address 0x000000000000"),
+            "%s", f.report);
         cr_expect(strstr(f.report, "caused by a WRITE memory access"), "%s", f.report);
         cr_expect(strstr(f.report, "zero page"), "%s", f.report);
 

@@ -468,8 +468,7 @@ void runner_main(const RunnerArgs *a)
                 }
                 bool more = a->confirm ? runner_confirm_batch(a, batch, work, first)
                                        : runner_batch(a, batch, work, write_end, exec_end, first);
-                if (!more || a->ctl_fd < 0 ||
-                    (uint64_t)clock_now_ns() - born >= a->lifetime_ns)
+                if (!more || a->ctl_fd < 0 || (uint64_t)clock_now_ns() - born >= a->lifetime_ns)
                         _exit(RUNNER_EXIT_DONE);
                 char c = RUNNER_CTL_DONE;
                 if (write(a->ctl_fd, &c, 1) != 1 || read(a->ctl_fd, &c, 1) != 1 ||
@@ -721,8 +720,7 @@ static bool runner_batch(const RunnerArgs *a, Batch *batch, uint8_t *work, uint8
  * collected: no finds, no features, no leak watch; a history replay still
  * runs its reruns. A loop of its own: the fuzzing loop above pays nothing
  * for it. */
-static bool runner_confirm_batch(const RunnerArgs *a, Batch *batch, uint8_t *work,
-                                 bool first_batch)
+static bool runner_confirm_batch(const RunnerArgs *a, Batch *batch, uint8_t *work, bool first_batch)
 {
         RunnerBatch rb;
         runner_batch_setup(&rb, a, batch, work, first_batch);

@@ -505,9 +505,14 @@ static void worker_add_text(cJSON *m, const char *key, const char *src, size_t l
 static const char *worker_find_report(const char *out, size_t len)
 {
         static const char *const markers[] = {
-            "ERROR: AddressSanitizer",       "ERROR: LeakSanitizer", "ERROR: MemorySanitizer",
-            "ERROR: ThreadSanitizer",        "runtime error: ",      "ERROR: HWAddressSanitizer",
-            "ERROR: snapfuzz: malloc-limit", "ERROR: UndefinedBehaviorSanitizer",
+            "ERROR: AddressSanitizer",
+            "ERROR: LeakSanitizer",
+            "ERROR: MemorySanitizer",
+            "ERROR: ThreadSanitizer",
+            "runtime error: ",
+            "ERROR: HWAddressSanitizer",
+            "ERROR: snapfuzz: malloc-limit",
+            "ERROR: UndefinedBehaviorSanitizer",
         };
         const char *first = NULL;
         for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
