@@ -270,7 +270,7 @@ static int print_verdict(const Crashconf *conf, const cJSON *result)
                                                         "sanitizer's fault handlers on)"
                                                       : "");
                 fflush(stdout);
-                (void)sanstack_put_text(stdout, report);
+                (void)sanstack_put_text(stdout, report, false);
         }
         return REPRODUCE_CRASHES;
 }

@@ -62,7 +62,7 @@ int sanreport_frame(char *buf, size_t cap, int n, const cJSON *frame)
 
 int sanreport_put_text(FILE *out, const char *text)
 {
-        return sanstack_put_text(out, text);
+        return sanstack_put_text(out, text, false);
 }
 
 const char *sanreport_sandbox_bug(const char *syscall)
@@ -139,7 +139,7 @@ int sanreport_write(FILE *out, const cJSON *crash, int pid)
         char what[256];
         if (san && (!strcmp(kind, "asan") || !strcmp(kind, "ubsan") || !strcmp(kind, "msan") ||
                     !strcmp(kind, "leak"))) {
-                sanstack_put_text(out, san);
+                sanstack_put_text(out, san, false);
         } else if (!strcmp(kind, "sandbox")) {
                 sanreport_sandbox(out, crash, pid);
         } else if (!strcmp(kind, "timeout")) {

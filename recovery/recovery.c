@@ -409,7 +409,7 @@ typedef struct Job {
         const void *record; /* the dead runner's record, in the shared job area */
         const RecordHeader *h;
         cJSON *died; /* the worker's event; for a confirmed leak, the check's */
-        int64_t died_at, started, rebuilt, verified, symbolized;
+        int64_t died_at, started, rebuilt, verified, confirmed, symbolized;
         size_t len;           /* of the rebuilt input, in Helper.buf */
         uint32_t rebuilt_how; /* RECORD_REBUILT_* when rebuilt in a runner, else 0 */
         bool no_input;        /* the runner died before its first input */
@@ -657,6 +657,7 @@ static bool job_wants_confirmation(const Helper *hp, const Job *j)
 static void job_confirm(Helper *hp, Job *j)
 {
         cJSON *ev = NULL;
+        j->confirmed = j->verified;
         if (!job_wants_confirmation(hp, j))
                 return;
         int r = helper_start_confirmer(hp);
@@ -676,9 +677,10 @@ static void job_confirm(Helper *hp, Job *j)
                                   "the crash is stored as fuzzing found it";
         } else {
                 j->confirm = ev;
-                return;
+                ev = NULL;
         }
         cJSON_Delete(ev);
+        j->confirmed = clock_now_ms();
 }
 
 /* Phase 3: names from debug info make signatures survive rebuilds and
@@ -805,7 +807,7 @@ static void report_add_sanitizer(const Helper *hp, const Job *j, cJSON *report, 
         FILE *f = rep ? open_memstream(ret_text, ret_len) : NULL;
         if (!f)
                 return;
-        bool ok = sanstack_put_text(f, rep) == 0;
+        bool ok = sanstack_put_text(f, rep, true) == 0;
         if (fclose(f) == 0 && ok && *ret_len) {
                 cJSON_AddStringToObject(san, "report", SANITIZER_REPORT_FILE);
                 return;
@@ -939,7 +941,9 @@ static void report_add_conditions(Helper *hp, const Job *j, cJSON *report)
                 cJSON_AddStringToObject(times, "rebuilt_in_runner",
                                         j->rebuilt_how == RECORD_REBUILT_SEED ? "seed" : "slot");
         cJSON_AddNumberToObject(times, "verify_ms", (double)(j->verified - j->rebuilt));
-        cJSON_AddNumberToObject(times, "symbolize_ms", (double)(j->symbolized - j->verified));
+        /* The sanitizer confirmation (0 when there was none). */
+        cJSON_AddNumberToObject(times, "confirm_ms", (double)(j->confirmed - j->verified));
+        cJSON_AddNumberToObject(times, "symbolize_ms", (double)(j->symbolized - j->confirmed));
         cJSON_AddNumberToObject(times, "death_to_verified_ms", (double)(j->verified - j->died_at));
 }
 
@@ -1140,6 +1144,16 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *record)
         return out;
 }
 
+/* The target loads (the coordinator's workers said hello): the helper
+ * loads it ahead too, in its verification worker and, for a target whose
+ * crashes are confirmed with its sanitizer's report, its confirmation
+ * worker, so that the first crash is stored as fast as later ones. */
+static void helper_prepare(Helper *hp)
+{
+        if (helper_start_verifier(hp) == 0 && hp->confirms)
+                (void)helper_start_confirmer(hp);
+}
+
 int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_region)
 {
         const char *fault = getenv("SNAPFUZZ_HELPER_FAULT");
@@ -1178,10 +1192,7 @@ int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_r
                 else if (strcmp(type, "ping") == 0)
                         reply = msg_new("pong");
                 else if (strcmp(type, "prepare") == 0)
-                        /* The target loads (the coordinator's workers said
-                         * hello): load it ahead too, so that the first crash
-                         * is verified as fast as later ones. */
-                        (void)helper_start_verifier(&hp);
+                        helper_prepare(&hp);
                 cJSON_Delete(cmd);
                 if (reply) {
                         r = msg_send(evt_fd, reply);

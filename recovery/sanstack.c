@@ -126,45 +126,82 @@ static int sanstack_parse_frame(const char *line, size_t len, cJSON **ret)
                 return -1;
         cJSON_AddStringToObject(f, "pc", pc);
         cJSON_AddStringToObject(f, "path", path);
+        /* The module's name, as a death's frames have it: what tells the
+         * target's frames from the runtime's (classify_frame_is_runtime). */
+        const char *base = strrchr(path, '/');
+        cJSON_AddStringToObject(f, "module", base ? base + 1 : path);
         cJSON_AddStringToObject(f, "offset", off);
         *ret = f;
         return n;
 }
 
-/* Prints one stack's lines [@from, @to) of @text: the frames the
- * symbolizer describes in "#N 0xPC in FN FILE:LINE" form, the rest as they
- * were. */
-static void sanstack_put_stack(FILE *out, const char *from, const char *to)
+/* Whether the line at @p (@len bytes) is a frame line ("  #N 0x..."); its
+ * number in *@ret_n. */
+static bool sanstack_is_frame(const char *p, size_t len, int *ret_n)
+{
+        const char *rest = NULL;
+        int n = sanstack_frame_no(p, &rest);
+        *ret_n = n;
+        return n >= 0 && (size_t)(rest - p) < len && !strncmp(rest + strspn(rest, " \t"), "0x", 2);
+}
+
+/* Every frame line of @text, parsed (an empty object for one that does not
+ * parse), in order, and looked up all at once: a symbolizer process per
+ * call, not per stack (a use-after-free report has three). Calls again
+ * while frames are left (a call looks up 64 at most; what it found is
+ * cached), a few times at most. NULL when out of memory. */
+static cJSON *sanstack_lookup(const char *text, bool target_only)
 {
         cJSON *frames = cJSON_CreateArray();
-        const char *p;
-        for (p = from; frames && p < to;) {
-                const char *e = memchr(p, '\n', (size_t)(to - p));
-                size_t len = e ? (size_t)(e - p) : (size_t)(to - p);
+        int n, done = -1;
+        for (const char *p = text; frames && *p;) {
+                const char *e = strchr(p, '\n');
+                size_t len = e ? (size_t)(e - p) : strlen(p);
                 cJSON *f = NULL;
-                if (sanstack_parse_frame(p, len, &f) < 0)
-                        f = cJSON_CreateObject();
-                if (f)
-                        cJSON_AddItemToArray(frames, f);
+                if (sanstack_is_frame(p, len, &n)) {
+                        if (sanstack_parse_frame(p, len, &f) < 0)
+                                f = cJSON_CreateObject();
+                        if (f)
+                                cJSON_AddItemToArray(frames, f);
+                }
                 p += len + (e ? 1 : 0);
         }
-        if (frames) {
-                symbolize_frames(frames, false);
-                symbolize_frames_inlined(frames);
+        for (int i = 0; frames && i < 4; i++) {
+                int now = symbolize_frames(frames, target_only);
+                if (now <= done)
+                        break;
+                done = now;
         }
+        if (frames)
+                symbolize_frames_inlined(frames);
+        return frames;
+}
+
+int sanstack_put_text(FILE *out, const char *text, bool target_only)
+{
+        cJSON *frames = sanstack_lookup(text, target_only);
         const cJSON *f = frames ? frames->child : NULL;
-        bool below_entry = false;
-        for (p = from; p < to; f = f ? f->next : NULL) {
-                const char *e = memchr(p, '\n', (size_t)(to - p));
-                size_t len = e ? (size_t)(e - p) : (size_t)(to - p);
-                const char *fn = f ? msg_str(f, "function", NULL) : NULL;
-                int n = sanstack_frame_no(p, NULL);
-                if (below_entry) {
+        bool in_stack = false, below_entry = false;
+        int n;
+        for (const char *p = text; *p;) {
+                const char *e = strchr(p, '\n');
+                size_t len = e ? (size_t)(e - p) : strlen(p);
+                bool frame = sanstack_is_frame(p, len, &n);
+                const cJSON *this = frame ? f : NULL;
+                const char *fn = this ? msg_str(this, "function", NULL) : NULL;
+                /* A stack starts at a frame line after another line, or
+                 * at a frame #0. */
+                if (frame && (!in_stack || n == 0))
+                        below_entry = false;
+                in_stack = frame;
+                if (frame && f)
+                        f = f->next;
+                if (frame && below_entry) {
                         /* The fuzzer's own frames, below the harness's
                          * entry point: left out, as in libFuzzer's
                          * reports ClusterFuzz ignores them. */
-                } else if (fn && n >= 0) {
-                        sanstack_put_frame(out, n, f);
+                } else if (fn) {
+                        sanstack_put_frame(out, n, this);
                         below_entry = !strcmp(fn, "LLVMFuzzerTestOneInput");
                 } else {
                         fwrite(p, 1, len, out);
@@ -173,35 +210,6 @@ static void sanstack_put_stack(FILE *out, const char *from, const char *to)
                 p += len + (e ? 1 : 0);
         }
         cJSON_Delete(frames);
-}
-
-int sanstack_put_text(FILE *out, const char *text)
-{
-        const char *p = text, *stack = NULL;
-        while (*p) {
-                const char *e = strchr(p, '\n');
-                size_t len = e ? (size_t)(e - p) : strlen(p);
-                const char *rest = NULL;
-                int n = sanstack_frame_no(p, &rest);
-                bool frame = n >= 0 && (size_t)(rest - p) < len &&
-                             !strncmp(rest + strspn(rest, " \t"), "0x", 2);
-                if (frame && n == 0 && stack) {
-                        sanstack_put_stack(out, stack, p);
-                        stack = NULL;
-                }
-                if (frame && !stack)
-                        stack = p;
-                if (!frame) {
-                        if (stack)
-                                sanstack_put_stack(out, stack, p);
-                        stack = NULL;
-                        fwrite(p, 1, len, out);
-                        fputc('\n', out);
-                }
-                p += len + (e ? 1 : 0);
-        }
-        if (stack)
-                sanstack_put_stack(out, stack, p);
         fflush(out);
         return ferror(out) ? -EIO : 0;
 }

@@ -3,6 +3,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -20,6 +21,8 @@ void sanstack_put_frame(FILE *out, int n, const cJSON *frame);
 
 /* Prints @text, a sanitizer's report, with every frame line the
  * symbolizer describes in its symbolized form; the frames below
- * LLVMFuzzerTestOneInput (the fuzzer's own) are left out. 0, or -EIO
- * when @out failed. */
-int sanstack_put_text(FILE *out, const char *text);
+ * LLVMFuzzerTestOneInput (the fuzzer's own) are left out. With
+ * @target_only, frames of snapfuzz, libc and the sanitizer runtimes are
+ * not looked up (their debug info is slow to load) and stay as the
+ * sanitizer printed them. 0, or -EIO when @out failed. */
+int sanstack_put_text(FILE *out, const char *text, bool target_only);
