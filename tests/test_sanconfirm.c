@@ -87,6 +87,31 @@ static char *reproduce(const Found *f)
         return out;
 }
 
+/* The ruleId `snapfuzz report --sarif` gives the crash (the caller frees
+ * it). */
+static char *sarif_rule(const Found *f)
+{
+        SfRun r;
+        char sarif[700];
+        size_t len;
+        snprintf(sarif, sizeof(sarif), "%s/crashes.sarif", f->dir);
+        const char *args[] = {"report", "--out", f->out, "--sarif", sarif, NULL};
+        sf_run(&r, 60, args);
+        cr_assert_eq(r.exit_code, 0, "report --sarif:\n%s", r.err);
+        sf_run_free(&r);
+        uint8_t *json = sf_read(sarif, &len);
+        cr_assert_not_null(json, "%s", sarif);
+        cJSON *log = cJSON_ParseWithLength((const char *)json, len);
+        free(json);
+        const cJSON *runs = cJSON_GetObjectItemCaseSensitive(log, "runs");
+        const cJSON *results =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(runs, 0), "results");
+        const char *rule = field(cJSON_GetArrayItem(results, 0), "ruleId");
+        char *ret = strdup(rule ? rule : "(none)");
+        cJSON_Delete(log);
+        return ret;
+}
+
 /* ASan's "0x... is located 0 bytes after 3-byte region" (LLVM 16 on;
  * earlier: "0 bytes to the right of"). */
 static bool just_past_the_input(const char *text)
@@ -117,6 +142,10 @@ Test(sanconfirm, a_read_past_the_input_is_asan_heap_buffer_overflow, .timeout = 
         /* Symbolized outside the sandbox: the bug's function by name. */
         cr_expect(strstr(f.report, " in sanconfirm_bug "), "%s", f.report);
 
+        char *rule = sarif_rule(&f);
+        cr_expect_str_eq(rule, "heap-buffer-overflow");
+        free(rule);
+
         char *out = reproduce(&f);
         cr_expect(strstr(out, "REPRODUCED: asan"), "%s", out);
         cr_expect(strstr(out, "ERROR: AddressSanitizer: heap-buffer-overflow"), "%s", out);
@@ -139,6 +168,10 @@ Test(sanconfirm, a_null_write_is_asan_segv_of_kind_null_deref, .timeout = 600)
             "%s", f.report);
         cr_expect(strstr(f.report, "caused by a WRITE memory access"), "%s", f.report);
         cr_expect(strstr(f.report, "zero page"), "%s", f.report);
+
+        char *rule = sarif_rule(&f);
+        cr_expect_str_eq(rule, "null-deref");
+        free(rule);
 
         char *out = reproduce(&f);
         cr_expect(strstr(out, "REPRODUCED: null-deref"), "%s", out);
