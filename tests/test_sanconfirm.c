@@ -197,6 +197,23 @@ Test(sanconfirm, a_ubsan_target_keeps_its_runtime_error_report, .timeout = 600)
         found_free(&f);
 }
 
+/* UBSan's own fault handler: the NULL write of a target built with UBSan
+ * alone is its "SEGV on unknown address", kind null-deref. */
+Test(sanconfirm, a_null_write_under_ubsan_alone_is_its_segv_report, .timeout = 600)
+{
+        Found f;
+        find_crash("sanconfirm_ubsan_null", &f);
+        cr_expect_str_eq(field(f.crash, "kind"), "null-deref");
+        cr_expect_str_eq(field(f.crash, "sanitizer.bug_type"), "SEGV");
+        cr_assert_not_null(f.report, "sanitizer.txt is saved beside the input");
+        cr_expect(
+            strstr(f.report,
+                   "ERROR: UndefinedBehaviorSanitizer: SEGV on unknown address 0x000000000000"),
+            "%s", f.report);
+        cr_expect(strstr(f.report, "caused by a WRITE memory access"), "%s", f.report);
+        found_free(&f);
+}
+
 /* A target without a sanitizer: no confirmation, no report file. */
 Test(sanconfirm, a_target_without_a_sanitizer_is_unchanged, .timeout = 600)
 {
