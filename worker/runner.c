@@ -16,7 +16,11 @@
  * ends exactly at a PROT_NONE guard page. A read one byte past the input
  * faults even without AddressSanitizer, and a write into the input faults
  * at the guilty instruction, which the fault handler reports as
- * overwrite-input; nothing is compared after each execution.
+ * overwrite-input; nothing is compared after each execution. A sanitizer
+ * confirmation (RunnerArgs.confirm, the recovery helper's and reproduce's)
+ * runs its inputs in a loop of its own instead, each from a heap buffer of
+ * its exact length, with the sanitizer's fault handlers in place of ours,
+ * so that the sanitizer reports what the guard page only stopped.
  *
  * Each input that found new coverage (and each seed) runs once more, at
  * once, so that all its features are written next to it for the
