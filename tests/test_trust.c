@@ -347,6 +347,13 @@ Test(trust, wrong_types_and_ranges_are_input_errors)
             "{\"kind\": \"segv\", \"target\": \"%s\", \"signature\": \"" SIG_800 "\"}");
         BAD("minimized_len must be",
             "{\"kind\": \"segv\", \"target\": \"%s\", \"minimized_len\": \"many\"}");
+        BAD("sanitizer must be an object",
+            "{\"kind\": \"asan\", \"target\": \"%s\", \"sanitizer\": \"asan\"}");
+        BAD("sanitizer.confirmed must be true or false",
+            "{\"kind\": \"asan\", \"target\": \"%s\", \"sanitizer\": {\"confirmed\": 1}}");
+        BAD("sanitizer.report must be a file name",
+            "{\"kind\": \"asan\", \"target\": \"%s\", \"sanitizer\": {\"report\": "
+            "\"../../etc/passwd\"}}");
 #undef BAD
 }
 

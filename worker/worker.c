@@ -517,9 +517,14 @@ static void worker_add_text(cJSON *m, const char *key, const char *src, size_t l
 static const char *worker_find_report(const char *out, size_t len)
 {
         static const char *const markers[] = {
-            "ERROR: AddressSanitizer",       "ERROR: LeakSanitizer", "ERROR: MemorySanitizer",
-            "ERROR: ThreadSanitizer",        "runtime error: ",      "ERROR: HWAddressSanitizer",
+            "ERROR: AddressSanitizer",
+            "ERROR: LeakSanitizer",
+            "ERROR: MemorySanitizer",
+            "ERROR: ThreadSanitizer",
+            "runtime error: ",
+            "ERROR: HWAddressSanitizer",
             "ERROR: snapfuzz: malloc-limit",
+            "ERROR: UndefinedBehaviorSanitizer",
         };
         const char *first = NULL;
         for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
@@ -719,6 +724,7 @@ static int worker_fork_runner(Worker *w, int rebuild)
             .lifetime_ns = (uint64_t)w->args.runner_lifetime_ms * 1000000u,
             .custom = w->has_custom ? &w->custom : NULL,
             .rebuild = rebuild,
+            .confirm = w->args.sanitizer_confirm,
         };
         pid_t pid = fork();
         if (pid < 0) {
