@@ -109,10 +109,14 @@ static void help_run(FILE *f)
                "                        2048; 0 disables)\n"
                "  --malloc-limit-mb MB  one allocation over MB is out of memory (default: the\n"
                "                        RSS limit; 0 disables)\n"
-               "  --seed N              seed of the run's PRNG (default: from the clock)\n"
-               "  --reproducible        with --seed and --workers 1: the same inputs in the same\n"
-               "                        order every run (fixed-length batches; slower on\n"
-               "                        targets whose inputs differ much in speed)\n"
+               "  --seed N              seed of the run's PRNG (default: from the clock); with\n"
+               "                        --workers 1 every run of N makes the same inputs in\n"
+               "                        the same order\n"
+               "  --reproducible        with --seed and --workers 1: also one address layout\n"
+               "                        for the run's processes (a harness spread over several\n"
+               "                        instrumented libraries, or whose code follows addresses)\n"
+               "  --no-reproducible     with --seed: batch lengths and energies follow the clock\n"
+               "                        (runs of one seed then differ)\n"
                "  --max-len BYTES       longest input (default: max(4096, largest seed))\n"
                "  --keep-going          go on after a crash (default: stop at the first)\n"
                "                        (crashes quarantined in OUT/quarantine.json never\n"
@@ -177,7 +181,7 @@ static void help_run(FILE *f)
                "  snapfuzz run ./parser.so seeds/ --max-total-time 600\n"
                "  snapfuzz run ./parser.so crash-1 crash-2 --keep-going   # still crashing?\n"
                "  snapfuzz run ./parser.so --workers 4 --dict parser.dict --keep-going\n"
-               "  snapfuzz run ./parser.so --workers 1 --seed 7 --reproducible --runs 1000000\n"
+               "  snapfuzz run ./parser.so --workers 1 --seed 7 --runs 1000000\n"
                "  snapfuzz run ./parser.so --max-total-time 300 --sarif out.sarif\n"
                "  snapfuzz run ./parser.so --sanitizer-target ./parser-asan.so --workers 4\n"
                "exit status: 0 nothing found, 1 a crash was found and stored (with files: an\n"
@@ -299,6 +303,7 @@ enum {
         RUN_OPT_KEEP_SEEDS,
         RUN_OPT_NO_REDUCE,
         RUN_OPT_REPRODUCIBLE,
+        RUN_OPT_NO_REPRODUCIBLE,
         RUN_OPT_TARGET_OUTPUT,
         RUN_OPT_CLOSE_FD_MASK,
         RUN_OPT_SYNC_DIR,
@@ -338,6 +343,7 @@ static const struct option run_opts[] = {
     {"keep-seeds", no_argument, NULL, RUN_OPT_KEEP_SEEDS},
     {"no-reduce", no_argument, NULL, RUN_OPT_NO_REDUCE},
     {"reproducible", no_argument, NULL, RUN_OPT_REPRODUCIBLE},
+    {"no-reproducible", no_argument, NULL, RUN_OPT_NO_REPRODUCIBLE},
     {"target-output", required_argument, NULL, RUN_OPT_TARGET_OUTPUT},
     {"close-fd-mask", required_argument, NULL, RUN_OPT_CLOSE_FD_MASK},
     {"sync-dir", required_argument, NULL, RUN_OPT_SYNC_DIR},
@@ -358,6 +364,7 @@ static const struct option run_opts[] = {
 typedef struct RunArgs {
         SfRunConfig cfg;
         bool malloc_limit_set;
+        bool clock_schedule; /* --no-reproducible */
         const char *policy_path;
 } RunArgs;
 
@@ -516,6 +523,9 @@ static int run_option(RunArgs *a, int c)
                 break;
         case RUN_OPT_REPRODUCIBLE:
                 a->cfg.reproducible = true;
+                break;
+        case RUN_OPT_NO_REPRODUCIBLE:
+                a->clock_schedule = true;
                 break;
         case RUN_OPT_TARGET_OUTPUT:
                 if (strcmp(optarg, "pass") != 0 && strcmp(optarg, "log") != 0 &&
@@ -711,6 +721,12 @@ static int cmd_run(int argc, char **argv)
                 log_error("--reproducible needs --seed N and --workers 1");
                 return SF_EXIT_USAGE;
         }
+        if (a.cfg.reproducible && a.clock_schedule) {
+                log_error("--reproducible and --no-reproducible contradict each other; keep one");
+                return SF_EXIT_USAGE;
+        }
+        /* A seed and one worker: the same inputs on every run. */
+        a.cfg.deterministic = a.cfg.seed_set && a.cfg.workers == 1 && !a.clock_schedule;
         /* As libFuzzer: one allocation may not exceed the RSS limit. */
         if (!a.malloc_limit_set)
                 a.cfg.malloc_limit_mb = a.cfg.rss_limit_mb;

@@ -99,7 +99,9 @@ int fs_read_file(int dirfd, const char *path, size_t max, uint8_t **ret, size_t 
         size_t len = 0;
         int r, fd;
 
-        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+        /* O_NONBLOCK: a FIFO put where a file belongs (a hostile crash
+         * directory) must be refused below, not wait for a writer. */
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
         if (fstat(fd, &st) < 0) {

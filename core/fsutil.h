@@ -36,7 +36,8 @@ int fs_commit_tmp(int dirfd, const char *tmp, const char *name);
 
 /* Reads a whole regular file (at most @max bytes; -EFBIG beyond) into a
  * malloc'd buffer (NUL-terminated for convenience, not counted in the
- * length). Returns 0 or -errno. */
+ * length). Returns 0 or -errno (-EISDIR, -EINVAL for any other kind of
+ * file, a FIFO included: never waits for a writer). */
 int fs_read_file(int dirfd, const char *path, size_t max, uint8_t **ret, size_t *ret_len);
 
 /* mkdir -p. Returns 0 or -errno. */

@@ -426,3 +426,11 @@ void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb, bool det
                        "handle_abort=0");
         append_options("LSAN_OPTIONS", "symbolize=0");
 }
+
+void sanitizer_setenv_confirm(void)
+{
+        /* Appended after sanitizer_setenv's "=0": a sanitizer reads its
+         * options in order, and the last value of a flag wins. */
+        append_options("ASAN_OPTIONS", "handle_segv=1:handle_sigbus=1:handle_sigfpe=1");
+        append_options("UBSAN_OPTIONS", "handle_segv=1:handle_sigbus=1:handle_sigfpe=1");
+}

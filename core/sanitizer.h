@@ -41,6 +41,12 @@ int sanitizer_detect(const char *target, SanitizerInfo *ret, char *why, size_t w
  * check at exit): the runner asks for a check when it wants one. */
 void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb, bool detect_leaks);
 
+/* After sanitizer_setenv, for a worker that confirms crashes
+ * (WprocConfig.sanitizer_confirm): AddressSanitizer and UBSan handle
+ * SIGSEGV, SIGBUS and SIGFPE themselves and print their report ("SEGV on
+ * unknown address ..."), then abort as for any error they find. */
+void sanitizer_setenv_confirm(void);
+
 /* The path of libsnapfuzz-malloc.so into @ret: next to the running binary
  * (a build tree, or a copy with the library beside it), where an install
  * puts it relative to the binary (../lib/<arch>/snapfuzz), or where this

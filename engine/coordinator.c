@@ -77,10 +77,12 @@ typedef struct Slot {
 } Slot;
 
 #define COORD_MAX_RESTARTS 5
-/* The length of every fuzz batch of a reproducible run: some 5-10 ms on
- * the fast bench/ harnesses (expat, libpng), 0.1-0.3 s on the slow ones,
- * where the adaptive length aims at 20 ms. */
-#define COORD_REPRODUCIBLE_ITERS 2048
+/* A deterministic run's stand-in for an execution's time (find_work_ns):
+ * COORD_WORK_BASE_NS for the call, plus COORD_WORK_EDGE_NS for each time
+ * an edge of the target ran, as far as the hit-count buckets tell
+ * (coord_bucket_hits: a bucket's typical count). */
+#define COORD_WORK_BASE_NS 500
+#define COORD_WORK_EDGE_NS 4
 #define COORD_LEAK_DISMISSALS 1000
 /* --sanitizer-share's default, in percent of the fuzzing workers' time. */
 #define COORD_SANITIZER_SHARE 10
@@ -159,8 +161,8 @@ typedef struct Coordinator {
         struct stat target_st;
         int64_t target_checked_ms;
         bool target_changed;
-        bool reproducible; /* --reproducible: the same inputs every run */
-        bool inited;       /* every seed has run (SF_EVENT_INITED was sent) */
+        bool deterministic; /* SfRunConfig.deterministic: the same inputs every run */
+        bool inited;        /* every seed has run (SF_EVENT_INITED was sent) */
         /* The active corpus entries and their size, for events (counted
          * at most every COORD_FIGURES_MS). */
         size_t fig_entries, fig_size; /* fig_size: corpus_size when counted */
@@ -615,6 +617,23 @@ static const char *import_origin(const Coordinator *c, const SchedulePlan *p, ui
         return sync_seed_origin(c->sync, c->sched, seed);
 }
 
+/* What an input costs to run, from its features alone: in a deterministic
+ * run the clock may not steer anything, so the scheduler's execution time
+ * (an entry's energy, which entry is best for a feature, a batch's length)
+ * is estimated from how often the input ran each edge of the target. Ids of
+ * snapfuzz's own feedback maps (registered after the target's counters)
+ * are not edges. A loop's count past 128 is not told apart, so long loops
+ * are underestimated; the order of inputs by cost mostly holds. */
+static uint64_t find_work_ns(const Coordinator *c, const RecordFindFeatures *ff)
+{
+        static const uint32_t coord_bucket_hits[8] = {1, 2, 3, 6, 12, 24, 80, 192};
+        uint64_t counters = c->cov->counters, hits = 0;
+        for (uint32_t i = 0; i < ff->n && i < RECORD_FIND_FEATURES; i++)
+                if (ff->id[i] / 8 < counters)
+                        hits += coord_bucket_hits[ff->id[i] & 7];
+        return COORD_WORK_BASE_NS + COORD_WORK_EDGE_NS * hits;
+}
+
 static void take_finds(Coordinator *c, Slot *s)
 {
         void *region = wproc_region(s->w);
@@ -660,7 +679,7 @@ static void take_finds(Coordinator *c, Slot *s)
                 if (r == 1 && !legacy && ff->n <= RECORD_FIND_FEATURES && features &&
                     corpus_set_features(c->corpus, i_new, ff->id, ff->n,
                                         complete == RECORD_FEATURES_COMPLETE,
-                                        c->reproducible ? 0 : ff->exec_ns) < 0)
+                                        c->deterministic ? find_work_ns(c, ff) : ff->exec_ns) < 0)
                         log_warn("out of memory: an input is scheduled without its features");
                 /* On disk in the background: a find storm must not stall
                  * the loop for two fsyncs per entry. */
@@ -1564,12 +1583,11 @@ static int coordinator_init(Coordinator *c)
                 return r;
         }
         c->n_seeds = 0; /* the schedule owns them */
-        /* --reproducible (with --seed and one worker): nothing that steers
-         * the run may come from the clock, so batches have one length and
-         * an input's measured speed does not weigh in its energy. */
-        c->reproducible = cfg->reproducible;
-        if (c->reproducible)
-                schedule_set_fixed_length(c->sched, COORD_REPRODUCIBLE_ITERS);
+        /* A deterministic run (a seed and one worker): nothing that steers
+         * the run may come from the clock, so batch lengths and energies
+         * follow the inputs' estimated work (find_work_ns). */
+        c->deterministic = cfg->deterministic || cfg->reproducible;
+        schedule_set_deterministic(c->sched, c->deterministic);
         char corpus_dir[4096];
         corpus_out_dir(c, corpus_dir, sizeof(corpus_dir));
         r = corpus_new(&c->corpus, corpus_dir);
@@ -1642,11 +1660,13 @@ static int coordinator_start(Coordinator *c)
         SfRunConfig *cfg = c->cfg;
         int r;
 
-        /* Comparison operands are filed by their call site's address, and
-         * value profile counts by it: with address space randomization the
-         * same comparison lands elsewhere in each run. A reproducible run's
-         * processes (every one is started after this) get one layout. */
-        if (c->reproducible) {
+        /* Comparison call sites are filed by their offset in the harness's
+         * module (worker/cmplog.h), so a deterministic run is the same with
+         * address space randomization. Sites in other modules, and targets
+         * whose own behaviour follows addresses, need one layout:
+         * --reproducible gives every process of the run (each is started
+         * after this) the same one. */
+        if (cfg->reproducible) {
                 int persona = personality(0xffffffff);
                 if (persona < 0 || personality((unsigned long)persona | ADDR_NO_RANDOMIZE) < 0)
                         log_warn("cannot turn address space randomization off (%s): the run "
@@ -1689,7 +1709,7 @@ static int coordinator_start(Coordinator *c)
         (void)sandboxlog_new(&c->sandbox_log); /* without it, events are only printed */
         log_info("%s: %" PRIu64 " coverage counters, %u workers, seed %" PRIu64 "%s, sandbox %s%s",
                  cfg->target, (uint64_t)wproc_counters(c->slots[0].w), cfg->workers, cfg->seed,
-                 c->reproducible ? " (reproducible)" : "", cfg->sandbox,
+                 c->deterministic ? " (reproducible)" : "", cfg->sandbox,
                  cfg->sandbox_policy ? " with a policy file" : "");
         if (c->sanq)
                 log_info("%s: one more worker checks the seeds, every new corpus entry and a "

@@ -306,6 +306,8 @@ const CrashRule *crashreport_rule(const char *kind, const char *signature, const
                 return rule_by_id("use-of-uninitialized-value");
         if (strcmp(kind, "segv") == 0)
                 return rule_by_id(message_null_page(message) ? "null-deref" : "segv");
+        if (strcmp(kind, "null-deref") == 0)
+                return rule_by_id("null-deref");
         if (strcmp(kind, "sandbox") == 0)
                 return rule_by_id("sandbox-violation");
         const CrashRule *r = rule_by_id(kind);

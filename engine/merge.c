@@ -393,12 +393,16 @@ static int merge_read(Merge *m, const MergeCtlEntry *e, size_t *ret_len, bool *r
 {
         *ret_len = 0;
         *ret_cut = false;
-        int fd = open(e->name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* The file was listed as a regular one; whatever replaced it since
+         * (a FIFO, say) is refused, not waited on. */
+        int fd = open(e->name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
         size_t len = 0;
         struct stat st = {0};
         int r = fstat(fd, &st) < 0 ? -errno : 0;
+        if (r == 0 && !S_ISREG(st.st_mode))
+                r = -EINVAL;
         while (r == 0 && len < m->max_len) {
                 ssize_t n = read(fd, m->buf + len, m->max_len - len);
                 if (n < 0 && errno == EINTR)

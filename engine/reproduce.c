@@ -26,6 +26,7 @@
 #include "worker/wproc.h"
 #include "recovery/classify.h"
 #include "recovery/replay.h"
+#include "recovery/sanstack.h"
 #include "recovery/symbolize.h"
 
 #include "snapfuzz/banned.h"
@@ -260,6 +261,17 @@ static int print_verdict(const Crashconf *conf, const cJSON *result)
         reproduce_print_death(result, &c);
         if (strcmp(c.kind, conf->kind) != 0)
                 printf("  note     stored as %s, now %s\n", conf->kind, c.kind);
+        /* The sanitizer's own report, its stacks symbolized (the worker
+         * made its bytes printable). */
+        const char *report = msg_str(result, "sanitizer_report", NULL);
+        if (report) {
+                printf("  sanitizer report%s:\n", conf->sanitizer_confirm
+                                                      ? " (input in an exact-size heap buffer, the "
+                                                        "sanitizer's fault handlers on)"
+                                                      : "");
+                fflush(stdout);
+                (void)sanstack_put_text(stdout, report, false);
+        }
         return REPRODUCE_CRASHES;
 }
 

@@ -62,7 +62,7 @@ struct Schedule {
         SfPrng rng;
         bool legacy; /* SNAPFUZZ_SCHEDULE=legacy: the scheduler before energy */
         uint64_t batch_ids;
-        uint64_t fixed_iters; /* 0: batches as long as the worker's speed says */
+        bool deterministic; /* batch lengths from the bases' work, not the clock */
 
         CorpusSeed *seeds;
         size_t n_seeds, next_seed;
@@ -124,9 +124,9 @@ void schedule_free(Schedule *s)
         free(s);
 }
 
-void schedule_set_fixed_length(Schedule *s, uint64_t iters)
+void schedule_set_deterministic(Schedule *s, bool on)
 {
-        s->fixed_iters = iters;
+        s->deterministic = on;
 }
 
 bool schedule_seeds_left(const Schedule *s)
@@ -221,6 +221,8 @@ static void seeds_requeue(Schedule *s, const SchedulePlan *p, uint64_t count)
 static double batch_ms(const Schedule *s, const SchedulePlan *p)
 {
         double ms = SCHEDULE_BATCH_MS;
+        if (s->deterministic)
+                return ms;
         if (ms < SCHEDULE_BATCH_MS_PER_WORKER * s->n_workers)
                 ms = SCHEDULE_BATCH_MS_PER_WORKER * s->n_workers;
         if (ms < SCHEDULE_OVERHEAD_SHARE * p->overhead_ms)
@@ -388,11 +390,10 @@ static void plan_fuzz(Schedule *s, Corpus *corpus, const uint8_t *table, size_t 
                 want = SCHEDULE_MIN_ITERS;
         if (want > SCHEDULE_MAX_ITERS)
                 want = SCHEDULE_MAX_ITERS;
-        b->iters = s->fixed_iters ? s->fixed_iters : (uint64_t)want;
+        b->iters = s->deterministic ? SCHEDULE_DET_ITERS : (uint64_t)want;
         if (n && !s->legacy) {
                 pack_bases(s, corpus, p, b);
-                if (!s->fixed_iters)
-                        cap_by_bases(s, corpus, p, b);
+                cap_by_bases(s, corpus, p, b);
         }
         b->table = table;
         b->table_len = table_len;

@@ -53,11 +53,15 @@ int schedule_new(Schedule **ret, const RecordLayout *layout, uint64_t seed, Corp
                  size_t n_seeds, unsigned n_workers);
 void schedule_free(Schedule *s);
 
-/* Fuzz batches of exactly @iters iterations (0: adaptive, the default).
- * The adaptive length follows the worker's measured speed, i.e. the clock;
- * a fixed one makes the sequence of batches, and so of inputs, a function
- * of the seed alone (a reproducible run: --seed with one worker). */
-void schedule_set_fixed_length(Schedule *s, uint64_t iters);
+/* Batch lengths that do not follow the clock (a reproducible run: --seed
+ * with one worker). The adaptive length follows the worker's measured
+ * speed; a deterministic one is SCHEDULE_DET_ITERS, cut to about
+ * SCHEDULE_BATCH_MS at the speed its bases' corpus_exec_ns() say, which
+ * the caller then fills with a cost that is a function of the input alone
+ * (the coordinator's work estimate). The sequence of batches, and so of
+ * inputs, is then a function of the seed. */
+#define SCHEDULE_DET_ITERS 8192u
+void schedule_set_deterministic(Schedule *s, bool on);
 
 /* The next batch for a worker: fills @ret (pointing into the schedule, the
  * corpus and @table until the next call) and @plan; at most @max_iters

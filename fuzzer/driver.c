@@ -216,6 +216,8 @@ static int driver_config(Driver *d, const char *argv0)
                                                       : 0,
             .seed = (uint64_t)(uint32_t)f->seed,
             .seed_set = true,
+            /* -seed=N with one worker replays the same inputs. */
+            .deterministic = f->seed != 0 && n <= 1,
             .max_len = f->max_len > 0 ? (size_t)f->max_len : 0,
             .sandbox = f->snapfuzz_sandbox ? f->snapfuzz_sandbox : "strict",
             .status_every_s = 1,

@@ -36,6 +36,7 @@ static const char *const known_kinds[] = {
     "asan",
     "ubsan",
     "msan",
+    "null-deref",
     NULL,
 };
 
@@ -135,15 +136,39 @@ static void first_line(const char *s, char *buf, size_t cap)
         buf[n] = 0;
 }
 
+/* Whether a sanitizer's "SEGV on unknown address 0x..." names an address
+ * in the zero page: a null pointer (plus a small offset) dereferenced. */
+static bool report_null_page(const char *what)
+{
+        const char *p = strstr(what, "address 0x");
+        if (!p)
+                return false;
+        char *end;
+        unsigned long long a = strtoull(p + strlen("address 0x"), &end, 16);
+        return end != p + strlen("address 0x") && a < 0x1000;
+}
+
 /* Reads a sanitizer's report: the kind, a message, and the bug type that
- * goes into the signature ("heap-buffer-overflow"). Returns false when the
- * report is not one it knows. */
+ * goes into the signature ("heap-buffer-overflow"). A SEGV report (the
+ * sanitizer's fault handler, on in confirmations: core/sanitizer.h) on the
+ * zero page is kind null-deref. Returns false when the report is not one
+ * it knows. */
 static bool classify_report(const char *report, Classification *ret, char *type, size_t cap)
 {
         char line[512];
         first_line(report, line, sizeof(line));
         const char *p;
         type[0] = 0;
+        if ((p = strstr(line, "ERROR: UndefinedBehaviorSanitizer: "))) {
+                /* UBSan's fault handler: "SEGV on unknown address ...". */
+                p += strlen("ERROR: UndefinedBehaviorSanitizer: ");
+                size_t n = strcspn(p, " :");
+                snprintf(type, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
+                bool null = strcmp(type, "SEGV") == 0 && report_null_page(p);
+                snprintf(ret->kind, sizeof(ret->kind), "%s", null ? "null-deref" : "ubsan");
+                snprintf(ret->message, sizeof(ret->message), "UndefinedBehaviorSanitizer: %s", p);
+                return true;
+        }
         if ((p = strstr(line, "ERROR: AddressSanitizer: "))) {
                 p += strlen("ERROR: AddressSanitizer: ");
                 size_t n = strcspn(p, " :");
@@ -151,6 +176,8 @@ static bool classify_report(const char *report, Classification *ret, char *type,
                 const char *kind = "asan";
                 if (strcmp(type, "stack-overflow") == 0)
                         kind = "stack-overflow";
+                else if (strcmp(type, "SEGV") == 0 && report_null_page(p))
+                        kind = "null-deref";
                 else if (strstr(line, "allocation-size-too-big") ||
                          strstr(line, "requested allocation size") ||
                          strstr(line, "out of memory") || strstr(line, "out-of-memory"))
@@ -360,5 +387,6 @@ void classify_death(const cJSON *died, Classification *ret)
                 snprintf(ret->message, sizeof(ret->message),
                          "the target called exit(%d) instead of returning", exit_code);
         }
+        snprintf(ret->bug_type, sizeof(ret->bug_type), "%s", san_type);
         classify_sign(death, san_type, exit_code, ret);
 }

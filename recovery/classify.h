@@ -23,6 +23,10 @@ typedef struct Classification {
         char signature[768];
         char id[CLASSIFY_ID_LEN];
         bool is_crash; /* false: the runner was stopped on purpose */
+        /* The sanitizer's bug type when a sanitizer's report says what
+         * happened ("heap-buffer-overflow", "SEGV", "signed integer
+         * overflow"), else "". */
+        char bug_type[64];
 } Classification;
 
 /* Classifies a worker's "died" event. */

@@ -172,6 +172,28 @@ static int read_limits(Reader *rd, const cJSON *report, const CrashconfTrust *t,
         return 0;
 }
 
+/* "sanitizer": whether the crash was confirmed with the sanitizer's report
+ * (then it is replayed the same way), and the report file's name. */
+static int read_sanitizer(Reader *rd, const cJSON *report, Crashconf *c)
+{
+        const cJSON *san, *confirmed;
+        const char *file;
+        int r;
+
+        if ((r = get_obj(rd, report, "sanitizer", &san)) < 0 || !san)
+                return r;
+        confirmed = cJSON_GetObjectItemCaseSensitive(san, "confirmed");
+        if (confirmed && !cJSON_IsBool(confirmed))
+                return bad(rd, "sanitizer.confirmed must be true or false");
+        if ((r = get_str(rd, san, "sanitizer.", "report", 64, &file)) < 0)
+                return r;
+        /* The file is looked for beside the input, never elsewhere. */
+        if (file && (!*file || strchr(file, '/') || file[0] == '.'))
+                return bad(rd, "sanitizer.report must be a file name");
+        c->sanitizer_confirm = cJSON_IsTrue(confirmed);
+        return 0;
+}
+
 static int read_history(Reader *rd, const cJSON *report, Crashconf *c)
 {
         const cJSON *st;
@@ -183,6 +205,8 @@ static int read_history(Reader *rd, const cJSON *report, Crashconf *c)
                 0)
                 return r;
         c->minimized_len = (int64_t)min_len;
+        if ((r = read_sanitizer(rd, report, c)) < 0)
+                return r;
         if (!st)
                 return 0;
         if ((r = get_int(rd, st, "state_dependent.", "first", 1, CRASHCONF_MAX_EXACT, 0, &first)) <
@@ -393,5 +417,6 @@ void crashconf_wproc_config(const Crashconf *c, WprocConfig *ret)
             .sandbox_policy = c->policy_json,
             .cov_fd = -1,
             .detect_leaks = strcmp(c->kind, "leak") == 0,
+            .sanitizer_confirm = c->sanitizer_confirm,
         };
 }

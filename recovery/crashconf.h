@@ -48,6 +48,10 @@ typedef struct Crashconf {
          * record (OUT/crashes/<id>/record) replay it. */
         bool state_dependent;
         uint64_t first, last;
+        /* The crash was confirmed with the sanitizer's report
+         * ("sanitizer.confirmed"): it runs the same way again
+         * (WprocConfig.sanitizer_confirm). */
+        bool sanitizer_confirm;
         int64_t minimized_len; /* -1: not stored */
         uint8_t *input;
         size_t input_len;

@@ -21,6 +21,7 @@
 #include "core/hash.h"
 #include "core/log.h"
 #include "core/msg.h"
+#include "core/sanitizer.h"
 #include "worker/wproc.h"
 #include "worker/proto.h"
 #include "recovery/classify.h"
@@ -28,6 +29,7 @@
 #include "recovery/minimize.h"
 #include "recovery/recovery.h"
 #include "recovery/replay.h"
+#include "recovery/sanstack.h"
 #include "recovery/symbolize.h"
 
 #include "snapfuzz/banned.h"
@@ -124,6 +126,12 @@ typedef struct Helper {
         const RecoveryConfig *cfg;
         int64_t out_failed_ms; /* when OUT/crashes last refused a crash */
         Wproc *verifier;
+        /* The target has AddressSanitizer or UBSan and is loaded from a
+         * file (the drop-in's built-in targets report through their own
+         * runtime): crashes are confirmed with the sanitizer's report, in
+         * a worker of their own (WprocConfig.sanitizer_confirm). */
+        bool confirms;
+        Wproc *confirmer;
         uint8_t *buf;
         RecordLayout layout;
         /* A new crash (its input is in buf) to minimize once its "stored"
@@ -131,6 +139,7 @@ typedef struct Helper {
         bool minimize_pending;
         Classification minimize_want;
         size_t minimize_len;
+        bool minimize_confirmed; /* its trials run in the confirmation worker */
         /* SNAPFUZZ_HELPER_FAULT (for tests/test_faults.c): the helper
          * kills itself, "after-store": once the first attempt of a job has
          * stored its crash, before it answers (the one moment of a job a
@@ -185,6 +194,24 @@ static int helper_start_verifier(Helper *hp)
         int r = wproc_spawn(&hp->verifier, &wc, err, sizeof(err));
         if (r < 0)
                 log_warn("recovery: cannot start the verification worker: %s", err);
+        return r;
+}
+
+/* Starts the confirmation worker if it is not running: the verification
+ * worker's target, limits and sandbox, with the sanitizer's report on. */
+static int helper_start_confirmer(Helper *hp)
+{
+        char err[512];
+        if (hp->confirmer)
+                return 0;
+        WprocConfig wc;
+        char log[4200];
+        helper_wproc_config(hp, hp->cfg->max_len, log, sizeof(log), &wc);
+        wc.sanitizer_confirm = true;
+        wc.detect_leaks = false;
+        int r = wproc_spawn(&hp->confirmer, &wc, err, sizeof(err));
+        if (r < 0)
+                log_warn("recovery: cannot start the sanitizer confirmation worker: %s", err);
         return r;
 }
 
@@ -382,7 +409,7 @@ typedef struct Job {
         const void *record; /* the dead runner's record, in the shared job area */
         const RecordHeader *h;
         cJSON *died; /* the worker's event; for a confirmed leak, the check's */
-        int64_t died_at, started, rebuilt, verified, symbolized;
+        int64_t died_at, started, rebuilt, verified, confirmed, symbolized;
         size_t len;           /* of the rebuilt input, in Helper.buf */
         uint32_t rebuilt_how; /* RECORD_REBUILT_* when rebuilt in a runner, else 0 */
         bool no_input;        /* the runner died before its first input */
@@ -409,6 +436,13 @@ typedef struct Job {
         char hist_why[160];
         size_t hist_bytes;  /* the whole history as a list of inputs */
         const cJSON *death; /* the stack the report shows */
+        /* The sanitizer confirmation (job_confirm): its event when the
+         * input crashed there with a sanitizer's report, the crash as
+         * fuzzing saw it (found), and why there is none (confirm_note,
+         * NULL when none was tried). */
+        cJSON *confirm;
+        Classification found;
+        const char *confirm_note;
         bool is_new;
         char why[768];         /* why the job is lost */
         char rescued_to[4096]; /* stored here, not in OUT (job_store_rescue) */
@@ -594,6 +628,61 @@ static int job_verify(Helper *hp, Job *j)
         return 0;
 }
 
+/* The deaths the runner's handler caught where the sanitizer said
+ * nothing (a read past the input stopped by the guard page is a SEGV
+ * there). A crash the sanitizer reported while fuzzing keeps that report:
+ * run again from a heap buffer it could read differently (an input read
+ * past its end by a memcpy into a heap block is memcpy-param-overlap
+ * there), and its id would change from one version to the next. */
+static bool job_wants_confirmation(const Helper *hp, const Job *j)
+{
+        static const char *const kinds[] = {"segv", "bus", "fpe", "stack-overflow", NULL};
+        if (!hp->confirms || !j->reproduced || j->history_first || j->suspect)
+                return false;
+        for (int i = 0; kinds[i]; i++)
+                if (strcmp(j->c.kind, kinds[i]) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * Phase 2b, for a target built with AddressSanitizer or UBSan: the input
+ * runs once more, in the confirmation worker (a fresh runner, the same
+ * sandbox and limits, WprocConfig.sanitizer_confirm), from a heap buffer
+ * of its exact length and with the sanitizer's fault handlers on. When it
+ * dies there with the sanitizer's report, that report names the crash
+ * (job_symbolize); when it does not, the crash stays as verified and
+ * Job.confirm_note says why. Never loses the crash.
+ */
+static void job_confirm(Helper *hp, Job *j)
+{
+        cJSON *ev = NULL;
+        j->confirmed = j->verified;
+        if (!job_wants_confirmation(hp, j))
+                return;
+        int r = helper_start_confirmer(hp);
+        if (r == 0)
+                r = wproc_exec(hp->confirmer, hp->buf, j->len, &ev);
+        if (r < 0) {
+                wproc_free(hp->confirmer);
+                hp->confirmer = NULL;
+                j->confirm_note = "the confirmation worker failed; the crash is stored as "
+                                  "fuzzing found it";
+        } else if (!proto_is(ev, PROTO_DIED)) {
+                j->confirm_note = "the input ran to completion from an exact-size heap buffer "
+                                  "with the sanitizer's handlers on; the crash is stored as "
+                                  "fuzzing found it";
+        } else if (!msg_str(ev, "sanitizer_report", NULL)) {
+                j->confirm_note = "the input crashed again but the sanitizer printed no report; "
+                                  "the crash is stored as fuzzing found it";
+        } else {
+                j->confirm = ev;
+                ev = NULL;
+        }
+        cJSON_Delete(ev);
+        j->confirmed = clock_now_ms();
+}
+
 /* Phase 3: names from debug info make signatures survive rebuilds and
  * reports readable; symbolizing happens here, outside the sandbox, once the
  * input is safe, and the signature is taken again with them. The stack is
@@ -601,6 +690,17 @@ static int job_verify(Helper *hp, Job *j)
  * unwind) and verification reproduced the same kind, the verification's. */
 static void job_symbolize(Job *j)
 {
+        j->found = j->c;
+        if (j->confirm) {
+                /* The sanitizer's report names the crash, and the
+                 * confirmation's stack is the one it printed. */
+                cJSON *cd = cJSON_GetObjectItemCaseSensitive(j->confirm, "death");
+                symbolize_frames(cJSON_GetObjectItemCaseSensitive(cd, "frames"), true);
+                classify_death(j->confirm, &j->c);
+                j->death = cd;
+                j->symbolized = clock_now_ms();
+                return;
+        }
         cJSON *death = cJSON_GetObjectItemCaseSensitive(j->died, "death");
         if (!death && j->reproduced && strcmp(j->vc.kind, j->c.kind) == 0)
                 death = cJSON_GetObjectItemCaseSensitive(j->verify, "death");
@@ -647,12 +747,74 @@ static void report_add_death(Helper *hp, const Job *j, cJSON *report)
                 cJSON_AddItemToObject(report, "stack", cJSON_Duplicate(j->death, 1));
         /* What the target printed last before it died (assertion messages,
          * sanitizer reports). */
-        const char *output = msg_str(j->died, "output", NULL);
+        const char *output = msg_str(j->confirm ? j->confirm : j->died, "output", NULL);
         if (!output && j->reproduced)
                 output = msg_str(j->verify, "output", NULL);
         if (output)
                 cJSON_AddStringToObject(report, "output", output);
         cJSON_AddItemToObject(report, "record", record_json(j->record, &hp->layout));
+}
+
+/* The name of a crash's sanitizer report file, next to its input. */
+#define SANITIZER_REPORT_FILE "sanitizer.txt"
+
+/* The sanitizer's report the crash has (the confirmation's, else the one
+ * fuzzing or verification caught), or NULL. */
+static const char *job_sanitizer_report(const Job *j)
+{
+        if (j->confirm)
+                return msg_str(j->confirm, "sanitizer_report", NULL);
+        const char *rep = msg_str(j->died, "sanitizer_report", NULL);
+        if (!rep && j->reproduced)
+                rep = msg_str(j->verify, "sanitizer_report", NULL);
+        return rep;
+}
+
+/* The report's "sanitizer" object, for a target built with a sanitizer:
+ * the bug type, whether the confirmation gave it (and how fuzzing saw the
+ * crash, or why there was no confirmation), and the report file, whose
+ * text (its stacks symbolized, sanstack.h; malloc'd) goes into
+ * *@ret_text. */
+static void report_add_sanitizer(const Helper *hp, const Job *j, cJSON *report, char **ret_text,
+                                 size_t *ret_len)
+{
+        const char *rep = job_sanitizer_report(j);
+        *ret_text = NULL;
+        *ret_len = 0;
+        if (!hp->confirms || (!rep && !j->confirm_note))
+                return;
+        cJSON *san = cJSON_AddObjectToObject(report, "sanitizer");
+        if (!san)
+                return;
+        if (j->c.bug_type[0])
+                cJSON_AddStringToObject(san, "bug_type", j->c.bug_type);
+        cJSON_AddBoolToObject(san, "confirmed", j->confirm != NULL);
+        if (j->confirm) {
+                cJSON *found = cJSON_AddObjectToObject(san, "found_as");
+                if (found) {
+                        cJSON_AddStringToObject(found, "kind", j->found.kind);
+                        cJSON_AddStringToObject(found, "message", j->found.message);
+                }
+        } else {
+                cJSON_AddStringToObject(san, "note",
+                                        j->confirm_note ? j->confirm_note
+                                        : j->history_first
+                                            ? "a crash that needs its runner's history is not "
+                                              "confirmed; the report is the one fuzzing caught"
+                                            : "the sanitizer reported the crash while fuzzing; the "
+                                              "report is that one");
+        }
+        FILE *f = rep ? open_memstream(ret_text, ret_len) : NULL;
+        if (!f)
+                return;
+        bool ok = sanstack_put_text(f, rep, true) == 0;
+        if (fclose(f) == 0 && ok && *ret_len) {
+                cJSON_AddStringToObject(san, "report", SANITIZER_REPORT_FILE);
+                return;
+        }
+        free(*ret_text);
+        *ret_text = NULL;
+        *ret_len = 0;
 }
 
 /* How the shrink of a history went, for the report. */
@@ -706,7 +868,9 @@ static int report_add_history(Helper *hp, const Job *j, cJSON *report, SequenceF
                                 "executions the crash needs (a subsequence of those), one "
                                 "file each: run them in order in one process.");
         report_add_shrink(j, st);
-        seq->files = calloc(j->hist_n + 1, sizeof(CrashFile));
+        /* The executions, the record, and a slot for the sanitizer's
+         * report (job_store). */
+        seq->files = calloc(j->hist_n + 2, sizeof(CrashFile));
         seq->names = calloc(j->hist_n + 1, sizeof(seq->names[0]));
         if (!seq->files || !seq->names)
                 return -ENOMEM;
@@ -777,7 +941,9 @@ static void report_add_conditions(Helper *hp, const Job *j, cJSON *report)
                 cJSON_AddStringToObject(times, "rebuilt_in_runner",
                                         j->rebuilt_how == RECORD_REBUILT_SEED ? "seed" : "slot");
         cJSON_AddNumberToObject(times, "verify_ms", (double)(j->verified - j->rebuilt));
-        cJSON_AddNumberToObject(times, "symbolize_ms", (double)(j->symbolized - j->verified));
+        /* The sanitizer confirmation (0 when there was none). */
+        cJSON_AddNumberToObject(times, "confirm_ms", (double)(j->confirmed - j->verified));
+        cJSON_AddNumberToObject(times, "symbolize_ms", (double)(j->symbolized - j->confirmed));
         cJSON_AddNumberToObject(times, "death_to_verified_ms", (double)(j->verified - j->died_at));
 }
 
@@ -856,10 +1022,12 @@ static int job_store_rescue(Helper *hp, Job *j, cJSON *report, const CrashFile *
 static int job_store(Helper *hp, Job *j)
 {
         SequenceFiles seq = {0};
-        CrashFile *files = NULL;
+        CrashFile *files = NULL, one;
         size_t n_files = 0;
         int r = -ENOMEM;
         cJSON *report = NULL;
+        char *san_text = NULL;
+        size_t san_len = 0;
         if (job_stored_before(hp, j)) {
                 j->is_new = true;
                 r = 0;
@@ -870,9 +1038,23 @@ static int job_store(Helper *hp, Job *j)
                 goto out;
         report_add_death(hp, j, report);
         report_add_reproduction(j, report);
+        report_add_sanitizer(hp, j, report, &san_text, &san_len);
         if (j->history_first && report_add_history(hp, j, report, &seq) == 0) {
                 files = seq.files;
                 n_files = seq.n + 1;
+        }
+        /* The sanitizer's report, beside the input. (A state-dependent
+         * crash's list has a slot to spare after its record.) */
+        if (san_text && files) {
+                seq.files[n_files++] = (CrashFile){.name = SANITIZER_REPORT_FILE,
+                                                   .data = (const uint8_t *)san_text,
+                                                   .len = san_len};
+        } else if (san_text) {
+                one = (CrashFile){.name = SANITIZER_REPORT_FILE,
+                                  .data = (const uint8_t *)san_text,
+                                  .len = san_len};
+                files = &one;
+                n_files = 1;
         }
         report_add_conditions(hp, j, report);
         r = crashstore_put_files(hp->cfg->out_dir, report, hp->buf, j->len, files, n_files,
@@ -886,12 +1068,14 @@ stored:
                 hp->minimize_pending = true;
                 hp->minimize_want = j->c;
                 hp->minimize_len = j->len;
+                hp->minimize_confirmed = j->confirm != NULL;
         }
 out:
         if (r < 0 && !j->why[0])
                 snprintf(j->why, sizeof(j->why), "cannot write the crash to %s/crashes: %s",
                          hp->cfg->out_dir, strerror(-r));
         sequence_free(&seq);
+        free(san_text);
         cJSON_Delete(report);
         return r;
 }
@@ -945,6 +1129,7 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *record)
         if (r == 0)
                 r = job_verify(hp, &j);
         if (r == 0) {
+                job_confirm(hp, &j);
                 job_symbolize(&j);
                 r = job_store(hp, &j);
         }
@@ -952,10 +1137,21 @@ static cJSON *helper_job(Helper *hp, const cJSON *cmd, void *record)
                 raise(SIGKILL);
         cJSON *out = job_answer(&j, r, clock_now_ms());
         cJSON_Delete(j.verify);
+        cJSON_Delete(j.confirm);
         cJSON_Delete(j.owned_died);
         histseq_deinit(&j.hist);
         free(j.hist_keep);
         return out;
+}
+
+/* The target loads (the coordinator's workers said hello): the helper
+ * loads it ahead too, in its verification worker and, for a target whose
+ * crashes are confirmed with its sanitizer's report, its confirmation
+ * worker, so that the first crash is stored as fast as later ones. */
+static void helper_prepare(Helper *hp)
+{
+        if (helper_start_verifier(hp) == 0 && hp->confirms)
+                (void)helper_start_confirmer(hp);
 }
 
 int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_region)
@@ -972,6 +1168,10 @@ int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_r
                 log_error("recovery helper: --max-len %zu is out of range", cfg->max_len);
                 return r;
         }
+        SanitizerInfo san;
+        char why[512];
+        hp.confirms = !cfg->builtin && sanitizer_detect(cfg->target, &san, why, sizeof(why)) == 0 &&
+                      (san.asan || san.ubsan);
         hp.buf = malloc(cfg->max_len ? cfg->max_len : 1);
         if (!hp.buf) {
                 log_error("recovery helper: out of memory for a %zu-byte input", cfg->max_len);
@@ -992,10 +1192,7 @@ int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_r
                 else if (strcmp(type, "ping") == 0)
                         reply = msg_new("pong");
                 else if (strcmp(type, "prepare") == 0)
-                        /* The target loads (the coordinator's workers said
-                         * hello): load it ahead too, so that the first crash
-                         * is verified as fast as later ones. */
-                        (void)helper_start_verifier(&hp);
+                        helper_prepare(&hp);
                 cJSON_Delete(cmd);
                 if (reply) {
                         r = msg_send(evt_fd, reply);
@@ -1007,13 +1204,17 @@ int recovery_main(const RecoveryConfig *cfg, int cmd_fd, int evt_fd, void *job_r
                  * report; the coordinator's next job waits in the pipe. */
                 if (hp.minimize_pending) {
                         hp.minimize_pending = false;
-                        (void)minimize_auto(hp.verifier, cfg->out_dir, &hp.minimize_want, hp.buf,
+                        /* A confirmed crash is the same crash only where
+                         * the sanitizer reports it. */
+                        (void)minimize_auto(hp.minimize_confirmed ? hp.confirmer : hp.verifier,
+                                            cfg->out_dir, &hp.minimize_want, hp.buf,
                                             hp.minimize_len, cfg->minimize_ms);
                 }
         }
         if (r != -EPIPE)
                 log_error("recovery helper: cannot talk with the coordinator: %s", strerror(-r));
         msg_reader_deinit(&reader);
+        wproc_free(hp.confirmer);
         wproc_free(hp.verifier);
         free(hp.buf);
         return r == -EPIPE ? 0 : r;

@@ -3,8 +3,10 @@
  * start-up. For each dead runner it is handed a copy of the runner's replay
  * record and the worker's report; it rebuilds the input from the record
  * alone, confirms it in a fresh runner forked from its own snapshot (a
- * verification worker it owns, so fuzzing workers never wait), classifies
- * the crash and stores it.
+ * verification worker it owns, so fuzzing workers never wait), for a
+ * target built with ASan or UBSan confirms a crash its runner's handler
+ * caught with the sanitizer's own report (a confirmation worker:
+ * WprocConfig.sanitizer_confirm), classifies the crash and stores it.
  *
  * Protocol (JSON lines, core/msg.h): the coordinator sends
  *   {"type":"recover","job":N,"attempt":A,"died":{...the worker's died event...}}

@@ -344,3 +344,20 @@ void sf_sha1sum(const char *path, char hex[41])
         cr_assert_eq(fscanf(p, "%40s", hex), 1, "sha1sum %s", path);
         pclose(p);
 }
+
+char *sf_dir_listing(const char *dir)
+{
+        struct dirent **names;
+        int n = scandir(dir, &names, NULL, alphasort);
+        cr_assert_geq(n, 0, "cannot list %s", dir);
+        size_t cap = 64 + (size_t)n * 300, used = 0;
+        char *out = calloc(1, cap);
+        cr_assert_not_null(out);
+        for (int i = 0; i < n; i++) {
+                if (names[i]->d_name[0] != '.')
+                        used += (size_t)snprintf(out + used, cap - used, "%s\n", names[i]->d_name);
+                free(names[i]);
+        }
+        free(names);
+        return out;
+}

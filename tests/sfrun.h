@@ -60,3 +60,7 @@ int sf_shell(char **ret_out, const char *fmt, ...) __attribute__((format(printf,
 /* The SHA-1 of the file at @path in hex, by sha1sum: an implementation
  * independent of snapfuzz's own. */
 void sf_sha1sum(const char *path, char hex[41]);
+
+/* The names in @dir (content hashes for a corpus) but dot files, sorted,
+ * one a line. The caller frees it. */
+char *sf_dir_listing(const char *dir);

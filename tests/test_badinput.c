@@ -73,6 +73,8 @@ static BadCase cases[] = {
     {{"launch"}, "unknown command 'launch'"},
     {{"run", "@T", "--reproducible"}, "--reproducible needs --seed N and --workers 1"},
     {{"run", "@T", "--reproducible", "--seed", "1", "--workers", "2"}, "--reproducible needs"},
+    {{"run", "@T", "--reproducible", "--no-reproducible", "--seed", "1", "--workers", "1"},
+     "--reproducible and --no-reproducible contradict each other"},
 };
 
 /* Files the cases name, made once per test process. */

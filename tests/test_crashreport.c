@@ -75,6 +75,7 @@ Test(crashreport, every_kind_classify_knows_has_a_rule)
             {"leak", "leak"},
             {"overwrite-input", "overwrite-input"},
             {"file-size", "file-size"},
+            {"null-deref", "null-deref"},
             {"made-up", "crash"},
             /* A sanitizer's rule name as a kind is not that rule. */
             {"heap-buffer-overflow", "crash"},

@@ -239,6 +239,44 @@ Test(classify, signature_uses_target_frames_and_ignores_addresses)
         cJSON_Delete(m3);
 }
 
+/* The reports of a sanitizer confirmation (its fault handlers on): a SEGV
+ * in the zero page is kind null-deref, elsewhere it stays the sanitizer's;
+ * the bug type is kept apart for crash.json. */
+Test(classify, sanitizer_segv_reports_in_the_zero_page_are_null_derefs)
+{
+        static const struct {
+                const char *report, *kind, *type;
+        } cases[] = {
+            {"==7==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000000 (pc 0x7f T0)\n",
+             "null-deref", "SEGV"},
+            {"==7==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000ff8 (pc 0x7f T0)\n",
+             "null-deref", "SEGV"},
+            {"==7==ERROR: AddressSanitizer: SEGV on unknown address 0x7ff0deadbee0 (pc 0x7f T0)\n",
+             "asan", "SEGV"},
+            {"==7==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x6020000007f3 at pc\n",
+             "asan", "heap-buffer-overflow"},
+            {"==7==ERROR: UndefinedBehaviorSanitizer: SEGV on unknown address 0x000000000010 (pc\n",
+             "null-deref", "SEGV"},
+            {"t.c:9:5: runtime error: signed integer overflow: 2147483647 + 1 cannot be\n", "ubsan",
+             "signed integer overflow"},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                Classification c;
+                cJSON *m = died("crash", SIGABRT, NULL);
+                cJSON_AddStringToObject(m, "sanitizer_report", cases[i].report);
+                classify_death(m, &c);
+                cr_expect_str_eq(c.kind, cases[i].kind, "case %zu", i);
+                cr_expect_str_eq(c.bug_type, cases[i].type, "case %zu", i);
+                cr_expect(classify_kind_is_known(c.kind));
+                cJSON_Delete(m);
+        }
+        cJSON *m = died("crash", SIGSEGV, NULL);
+        Classification c;
+        classify_death(m, &c);
+        cr_expect_str_eq(c.bug_type, "", "no report, no bug type");
+        cJSON_Delete(m);
+}
+
 /* A frame the symbolizer did not name is module+offset: dladdr's "symbol"
  * (exported names only; a static function gets the export before it) does
  * not go into signatures. */

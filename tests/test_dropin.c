@@ -299,6 +299,40 @@ Test(dropin, runs_n_runs_exactly_n_inputs)
         sf_run_free(&r);
 }
 
+/* libFuzzer's -seed=N with one worker replays the same run: the same
+ * inputs reach the corpus, and the planted bug (behind a memcmp the
+ * comparison feedback solves, filed by call site in a binary whose load
+ * address changes every run) is the same artifact. */
+Test(dropin, the_same_seed_makes_the_same_corpus_and_artifact, .timeout = 240)
+{
+        char *listing[2], *found[2], seed[32];
+        snprintf(seed, sizeof(seed), "-seed=%u", test_seed());
+        for (int i = 0; i < 2; i++) {
+                char *dir = sf_tmpdir();
+                char corpus[PATH_MAX], prefix[PATH_MAX];
+                snprintf(corpus, sizeof(corpus), "%s/corpus", dir);
+                snprintf(prefix, sizeof(prefix), "-artifact_prefix=%s/", dir);
+                cr_assert_eq(mkdir(corpus, 0755), 0);
+                SfRun r;
+                const char *args[] = {corpus, prefix, seed, "-runs=3000000", NULL};
+                sf_run_exe(&r, 200, dropin("magic_plain"), args);
+                cr_assert(r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 77,
+                          "exit %d, stderr:\n%s", r.exit_code, r.err);
+                sf_run_free(&r);
+                listing[i] = sf_dir_listing(corpus);
+                found[i] = only_file(dir, "crash-");
+        }
+        cr_expect_str_eq(listing[0], listing[1], "the two runs' corpora differ");
+        cr_assert_not_null(found[0], "the first run did not find the bug");
+        cr_assert_not_null(found[1], "the second run did not find the bug");
+        cr_expect_str_eq(strrchr(found[0], '/'), strrchr(found[1], '/'),
+                         "the two runs wrote different artifacts");
+        for (int i = 0; i < 2; i++) {
+                free(listing[i]);
+                free(found[i]);
+        }
+}
+
 Test(dropin, runs_zero_runs_the_seeds_and_stops)
 {
         char *dir = sf_tmpdir();

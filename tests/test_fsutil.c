@@ -74,6 +74,21 @@ Test(fsutil, read_refuses_oversized_and_missing_files)
         cr_expect_eq(fs_read_file(AT_FDCWD, "/tmp", 10, &buf, &len), -EISDIR);
 }
 
+/* A FIFO where crash.json belongs (someone else's crash directory): refused
+ * at once, where opening it to read would wait for a writer forever. */
+Test(fsutil, read_refuses_a_fifo_without_waiting_for_a_writer, .timeout = 10)
+{
+        char dir[] = "/tmp/sf-fifo-XXXXXX", path[64];
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/crash.json", dir);
+        cr_assert_eq(mkfifo(path, 0600), 0);
+        uint8_t *buf;
+        size_t len;
+        cr_expect_eq(fs_read_file(AT_FDCWD, path, 1 << 20, &buf, &len), -EINVAL);
+        unlink(path);
+        rmdir(dir);
+}
+
 Test(fsutil, mkdir_p_creates_nested_directories)
 {
         char dir[] = "/tmp/sf-fsutil-XXXXXX";

@@ -34,6 +34,7 @@ static WorkerArgs full_args(void)
             .target_output = "discard",
             .output_log = "/tmp/out dir/logs/worker-2.log",
             .close_fd_mask = 3,
+            .sanitizer_confirm = true,
         };
 }
 
@@ -78,6 +79,7 @@ Test(proto, a_built_command_line_parses_back_to_the_same_settings)
         cr_expect_str_eq(out.target_output, "discard");
         cr_expect_str_eq(out.output_log, in.output_log);
         cr_expect_eq(out.close_fd_mask, 3);
+        cr_expect(out.sanitizer_confirm);
 }
 
 Test(proto, without_a_policy_or_mode_the_command_line_says_strict_and_no_policy)
@@ -88,15 +90,19 @@ Test(proto, without_a_policy_or_mode_the_command_line_says_strict_and_no_policy)
 
         in.sandbox = NULL;
         in.sandbox_policy = NULL;
-        in.value_profile = in.detect_leaks = false;
+        in.value_profile = in.detect_leaks = in.sanitizer_confirm = false;
         cr_assert_eq(proto_args_build(&in, &pa), 0);
-        for (int i = 0; pa.argv[i]; i++)
+        for (int i = 0; pa.argv[i]; i++) {
                 cr_expect_str_neq(pa.argv[i], "--sandbox-policy");
+                /* Off is left out: a fuzzing worker's command line as before. */
+                cr_expect_str_neq(pa.argv[i], "--sanitizer-confirm");
+        }
         cr_assert_eq(parse_built(&pa, 0, &out, err, sizeof(err)), 0, "%s", err);
         cr_expect_str_eq(out.sandbox, "strict");
         cr_expect_null(out.sandbox_policy);
         cr_expect_not(out.value_profile);
         cr_expect_not(out.detect_leaks);
+        cr_expect_not(out.sanitizer_confirm);
 }
 
 /* The libFuzzer drop-in's workers run the executable's own target. */

@@ -347,6 +347,13 @@ Test(trust, wrong_types_and_ranges_are_input_errors)
             "{\"kind\": \"segv\", \"target\": \"%s\", \"signature\": \"" SIG_800 "\"}");
         BAD("minimized_len must be",
             "{\"kind\": \"segv\", \"target\": \"%s\", \"minimized_len\": \"many\"}");
+        BAD("sanitizer must be an object",
+            "{\"kind\": \"asan\", \"target\": \"%s\", \"sanitizer\": \"asan\"}");
+        BAD("sanitizer.confirmed must be true or false",
+            "{\"kind\": \"asan\", \"target\": \"%s\", \"sanitizer\": {\"confirmed\": 1}}");
+        BAD("sanitizer.report must be a file name",
+            "{\"kind\": \"asan\", \"target\": \"%s\", \"sanitizer\": {\"report\": "
+            "\"../../etc/passwd\"}}");
 #undef BAD
 }
 
@@ -364,6 +371,34 @@ Test(trust, missing_fields_and_truncated_json_are_input_errors)
         free(json);
         EXPECT_REFUSED("", NULL, "is not valid JSON");
         EXPECT_REFUSED("[1, 2]", NULL, "is not valid JSON");
+}
+
+/* A FIFO where crash.json belongs: reading it would wait for a writer
+ * forever; reproduce, minimize and crashes refuse it at once instead. */
+Test(trust, a_fifo_for_a_crash_record_is_refused_without_waiting, .timeout = 60)
+{
+        Dir d;
+        SfRun r;
+        char path[800];
+        const char *const cmds[] = {"reproduce", "minimize"};
+
+        dir_init(&d, "{}");
+        snprintf(path, sizeof(path), "%s/crashes/" ID "/crash.json", d.out);
+        cr_assert_eq(unlink(path), 0);
+        cr_assert_eq(mkfifo(path, 0600), 0);
+        for (int i = 0; i < 2; i++) {
+                replay(&d, cmds[i], NULL, &r);
+                cr_expect_eq(r.exit_code, 2, "%s: exit %d; stderr:\n%s", cmds[i], r.exit_code,
+                             r.err);
+                cr_expect_eq(count_lines(r.err), 1, "one line:\n%s", r.err);
+                cr_expect(strstr(r.err, "crash.json"), "%s", r.err);
+                sf_run_free(&r);
+        }
+        const char *args[] = {"crashes", "--out", d.out, NULL};
+        sf_run(&r, 20, args);
+        cr_expect_eq(r.exit_code, 0, "exit %d; stderr:\n%s", r.exit_code, r.err);
+        cr_expect(strstr(r.out, "CORRUPT"), "the record is listed as corrupt:\n%s", r.out);
+        sf_run_free(&r);
 }
 
 Test(trust, a_target_elsewhere_is_an_input_error)

@@ -20,6 +20,7 @@
 CmpLog cmplog_live;
 int cmplog_mode;
 uint32_t cmplog_record_left;
+uintptr_t cmplog_pc_base;
 int cmplog_value_profile;
 uint8_t cmplog_vp_map[CMPLOG_VP_COUNTERS];
 uint8_t cmplog_eq_map[CMPLOG_EQ_COUNTERS];
@@ -157,4 +158,9 @@ void cmplog_push_tokens(void *region, const RecordLayout *l, const MutatorTrace 
                 memcpy(t->data, trace->bytes[i], len);
                 __atomic_store_n(&toks->used, used + 1, __ATOMIC_RELEASE);
         }
+}
+
+void cmplog_set_base(uintptr_t base)
+{
+        cmplog_pc_base = base;
 }

@@ -86,8 +86,18 @@ extern int cmplog_value_profile;
 #define CMPLOG_VP_COUNTERS 4096u
 extern uint8_t cmplog_vp_map[CMPLOG_VP_COUNTERS];
 
+/* The target's load address: call sites are filed by their offset from
+ * it, so that the same comparison lands in the same slot and the same
+ * value-profile feature in every run, whatever address space layout the
+ * run's processes got (a seeded run is reproducible with ASLR on). Set
+ * once when the target is loaded (cmplog_set_base); call sites outside the
+ * target keep a layout-dependent offset, which only costs them that. */
+extern uintptr_t cmplog_pc_base;
+void cmplog_set_base(uintptr_t base);
+
 static inline size_t cmplog_slot(uintptr_t pc, uint64_t salt, unsigned bits)
 {
+        pc -= cmplog_pc_base;
         return (size_t)(((uint64_t)pc ^ (salt * UINT64_C(0xff51afd7ed558ccd))) *
                             UINT64_C(0x9e3779b97f4a7c15) >>
                         (64 - bits));

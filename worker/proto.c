@@ -58,6 +58,7 @@ enum {
         ARG_TARGET_OUTPUT,
         ARG_OUTPUT_LOG,
         ARG_CLOSE_FD_MASK,
+        ARG_SANITIZER_CONFIRM,
         ARG__COUNT,
 };
 
@@ -78,6 +79,7 @@ static const char *const arg_names[ARG__COUNT] = {
     [ARG_TARGET_OUTPUT] = "--target-output",
     [ARG_OUTPUT_LOG] = "--output-log",
     [ARG_CLOSE_FD_MASK] = "--close-fd-mask",
+    [ARG_SANITIZER_CONFIRM] = "--sanitizer-confirm",
 };
 
 static bool sandbox_name_ok(const char *s)
@@ -128,6 +130,7 @@ int proto_args_build(const WorkerArgs *a, ProtoArgv *ret)
             [ARG_TARGET_OUTPUT] = a->target_output,   /* NULL: left out */
             [ARG_OUTPUT_LOG] = a->output_log,         /* NULL: left out */
             [ARG_CLOSE_FD_MASK] = a->close_fd_mask ? ret->num[8] : NULL,
+            [ARG_SANITIZER_CONFIRM] = a->sanitizer_confirm ? "1" : NULL, /* off: left out */
         };
         _Static_assert(2 + 2 * ARG__COUNT + 1 <= PROTO_ARGV_MAX, "argv fits");
         ret->argv[n++] = (char *)"snapfuzz";
@@ -248,11 +251,14 @@ static int args_set(WorkerArgs *a, int k, const char *value, char *err, size_t e
                 return 0;
         case ARG_VALUE_PROFILE:
         case ARG_DETECT_LEAKS:
+        case ARG_SANITIZER_CONFIRM:
                 if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
                         snprintf(err, errlen, "%s: '%.64s' is not 0 or 1", arg_names[k], value);
                         return -EINVAL;
                 }
-                *(k == ARG_VALUE_PROFILE ? &a->value_profile : &a->detect_leaks) = value[0] == '1';
+                *(k == ARG_VALUE_PROFILE  ? &a->value_profile
+                  : k == ARG_DETECT_LEAKS ? &a->detect_leaks
+                                          : &a->sanitizer_confirm) = value[0] == '1';
                 return 0;
         case ARG_MAX_LEN:
                 if (parse_u64(value, RECORD_MAX_LEN_LIMIT, &v) < 0 || v == 0) {

@@ -84,6 +84,10 @@ typedef struct WorkerArgs {
         const char *target_output;
         const char *output_log; /* the log file of pass and log; NULL: none */
         unsigned close_fd_mask; /* libFuzzer's -close_fd_mask: 1 stdout, 2 stderr */
+        /* Sanitizer confirmation (WprocConfig.sanitizer_confirm): each input
+         * runs from a heap buffer of its exact length, and the sanitizer's
+         * own fault handlers report what the runner's would have. */
+        bool sanitizer_confirm;
 } WorkerArgs;
 
 /* What proto_args_build fills: argv (NULL-terminated, ready for execv) and

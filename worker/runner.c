@@ -16,7 +16,11 @@
  * ends exactly at a PROT_NONE guard page. A read one byte past the input
  * faults even without AddressSanitizer, and a write into the input faults
  * at the guilty instruction, which the fault handler reports as
- * overwrite-input; nothing is compared after each execution.
+ * overwrite-input; nothing is compared after each execution. A sanitizer
+ * confirmation (RunnerArgs.confirm, the recovery helper's and reproduce's)
+ * runs its inputs in a loop of its own instead, each from a heap buffer of
+ * its exact length, with the sanitizer's fault handlers in place of ours,
+ * so that the sanitizer reports what the guard page only stopped.
  *
  * Each input that found new coverage (and each seed) runs once more, at
  * once, so that all its features are written next to it for the
@@ -136,7 +140,14 @@ static void runner_on_dump(int sig, siginfo_t *si, void *uctx)
 static const int runner_fatal_signals[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL, SIGABRT,
                                            SIGSYS,  SIGTRAP, SIGXFSZ, SIGXCPU};
 
-static int runner_install_handlers(void)
+/* The faults a sanitizer's handlers report in a confirmation (its options
+ * turn them on there, core/sanitizer.h). */
+static bool runner_left_to_sanitizer(bool confirm, int sig)
+{
+        return confirm && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE);
+}
+
+static int runner_install_handlers(bool confirm)
 {
         static uint8_t altstack[256 * 1024] __attribute__((aligned(64)));
         stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
@@ -149,7 +160,8 @@ static int runner_install_handlers(void)
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
         sa.sa_sigaction = runner_on_fatal;
         for (size_t i = 0; i < sizeof(runner_fatal_signals) / sizeof(int); i++)
-                if (sigaction(runner_fatal_signals[i], &sa, NULL) < 0)
+                if (!runner_left_to_sanitizer(confirm, runner_fatal_signals[i]) &&
+                    sigaction(runner_fatal_signals[i], &sa, NULL) < 0)
                         return -errno;
         sa.sa_sigaction = runner_on_dump;
         if (sigaction(RUNNER_SIGNAL_DUMP, &sa, NULL) < 0)
@@ -399,6 +411,8 @@ static void runner_close_stderr(unsigned mask)
  * ran to its end (state DONE or FULL) and the runner may take another. */
 static bool runner_batch(const RunnerArgs *a, Batch *batch, uint8_t *work, uint8_t *write_end,
                          uint8_t *exec_end, bool first_batch);
+static bool runner_confirm_batch(const RunnerArgs *a, Batch *batch, uint8_t *work,
+                                 bool first_batch);
 
 void runner_main(const RunnerArgs *a)
 {
@@ -427,7 +441,7 @@ void runner_main(const RunnerArgs *a)
         uint8_t *work = malloc(l->max_len);
         Batch *batch = malloc(sizeof(*batch));
         if (runner_map_input(l->max_len, &write_end, &exec_end) < 0 || !work || !batch ||
-            runner_install_handlers() < 0)
+            runner_install_handlers(a->confirm) < 0)
                 _exit(RUNNER_EXIT_SETUP);
 
         /* The batch's inputs and table are read-only for the target: a
@@ -456,8 +470,9 @@ void runner_main(const RunnerArgs *a)
                         h->runner_pid = pid;
                         h->runner_state = RECORD_RUNNER_RUNNING;
                 }
-                if (!runner_batch(a, batch, work, write_end, exec_end, first) || a->ctl_fd < 0 ||
-                    (uint64_t)clock_now_ns() - born >= a->lifetime_ns)
+                bool more = a->confirm ? runner_confirm_batch(a, batch, work, first)
+                                       : runner_batch(a, batch, work, write_end, exec_end, first);
+                if (!more || a->ctl_fd < 0 || (uint64_t)clock_now_ns() - born >= a->lifetime_ns)
                         _exit(RUNNER_EXIT_DONE);
                 char c = RUNNER_CTL_DONE;
                 if (write(a->ctl_fd, &c, 1) != 1 || read(a->ctl_fd, &c, 1) != 1 ||
@@ -698,6 +713,43 @@ static bool runner_batch(const RunnerArgs *a, Batch *batch, uint8_t *work, uint8
                         rb.leak_reruns++;
                         runner_leak_rerun(h, a->test, data, len, k);
                 }
+        }
+        return runner_batch_finish(&rb, loop_start);
+}
+
+/* A sanitizer confirmation's batch (RunnerArgs.confirm): each input runs
+ * from a heap buffer of exactly its length, so that AddressSanitizer's
+ * redzone, not the guard page, stops a read past its end and names it
+ * (heap-buffer-overflow, and how far past which region). Nothing is
+ * collected: no finds, no features, no leak watch; a history replay still
+ * runs its reruns. A loop of its own: the fuzzing loop above pays nothing
+ * for it. */
+static bool runner_confirm_batch(const RunnerArgs *a, Batch *batch, uint8_t *work, bool first_batch)
+{
+        RunnerBatch rb;
+        runner_batch_setup(&rb, a, batch, work, first_batch);
+        RecordHeader *h = rb.h;
+
+        const uint64_t loop_start = (uint64_t)clock_now_ns();
+        for (uint64_t k = 1; k <= h->iters; k++) {
+                if (batch_next(batch) == BATCH_END)
+                        break;
+                if (k < rb.first)
+                        continue;
+                const size_t len = batch->len;
+                uint8_t *data = malloc(len);
+                if (len && !data)
+                        _exit(RUNNER_EXIT_SETUP);
+                if (len)
+                        memcpy(data, batch->work, len);
+                __atomic_store_n(&h->count, k, __ATOMIC_RELAXED);
+                __atomic_signal_fence(__ATOMIC_SEQ_CST);
+                (void)a->test(data, len);
+                __atomic_signal_fence(__ATOMIC_SEQ_CST);
+                if (rb.replaying && rb.next_rerun < h->n_reruns)
+                        runner_replay_reruns(&rb, data, len, k);
+                free(data);
+                coverage_clear();
         }
         return runner_batch_finish(&rb, loop_start);
 }

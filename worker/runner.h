@@ -80,6 +80,12 @@ typedef struct RunnerArgs {
          * input `count` names in the record already in the region (another
          * runner's, copied there) that way (see runner_main). */
         int rebuild;
+        /* A sanitizer confirmation (WprocConfig.sanitizer_confirm): each
+         * input runs from a heap buffer of exactly its length, and SIGSEGV,
+         * SIGBUS and SIGFPE are left to the sanitizer's handlers, which
+         * print its report before it aborts (the runner records the
+         * abort). */
+        bool confirm;
 } RunnerArgs;
 
 /* Runs the batch described by the record, and with a control socket the

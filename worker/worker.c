@@ -152,6 +152,16 @@ const WorkerBuiltin *worker_builtin_get(void)
 /* The executable's own target (PROTO_TARGET_SELF): nothing to load or to
  * rebind (the static linker bound the harness to its own symbols). Its
  * LLVMFuzzerInitialize gets the executable's path as argv[0]. */
+/* Comparison call sites are filed relative to the module that holds the
+ * harness (worker/cmplog.h), before LLVMFuzzerInitialize compares
+ * anything. */
+static void worker_file_sites(TargetTestOneInput test)
+{
+        Dl_info info;
+        if (dladdr((void *)test, &info) && info.dli_fbase)
+                cmplog_set_base((uintptr_t)info.dli_fbase);
+}
+
 static int worker_load_builtin(Worker *w)
 {
         static char exe[4096];
@@ -163,6 +173,7 @@ static int worker_load_builtin(Worker *w)
                 return -ENOENT;
         }
         w->test = builtin.test;
+        worker_file_sites(w->test);
         w->custom.mutate = builtin.mutate;
         w->custom.crossover = builtin.crossover;
         w->has_custom = builtin.mutate || builtin.crossover;
@@ -232,6 +243,7 @@ static int worker_load(Worker *w)
                 worker_send_error(w, PROTO_WHAT_ENTRY, msg);
                 return -ENOENT;
         }
+        worker_file_sites(w->test);
         w->has_custom = custom_lookup(w->handle, &w->custom);
         TargetInitialize init = (TargetInitialize)dlsym(w->handle, TARGET_SYM_INIT);
         if (init) {
@@ -505,9 +517,14 @@ static void worker_add_text(cJSON *m, const char *key, const char *src, size_t l
 static const char *worker_find_report(const char *out, size_t len)
 {
         static const char *const markers[] = {
-            "ERROR: AddressSanitizer",       "ERROR: LeakSanitizer", "ERROR: MemorySanitizer",
-            "ERROR: ThreadSanitizer",        "runtime error: ",      "ERROR: HWAddressSanitizer",
+            "ERROR: AddressSanitizer",
+            "ERROR: LeakSanitizer",
+            "ERROR: MemorySanitizer",
+            "ERROR: ThreadSanitizer",
+            "runtime error: ",
+            "ERROR: HWAddressSanitizer",
             "ERROR: snapfuzz: malloc-limit",
+            "ERROR: UndefinedBehaviorSanitizer",
         };
         const char *first = NULL;
         for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++) {
@@ -707,6 +724,7 @@ static int worker_fork_runner(Worker *w, int rebuild)
             .lifetime_ns = (uint64_t)w->args.runner_lifetime_ms * 1000000u,
             .custom = w->has_custom ? &w->custom : NULL,
             .rebuild = rebuild,
+            .confirm = w->args.sanitizer_confirm,
         };
         pid_t pid = fork();
         if (pid < 0) {

@@ -155,6 +155,8 @@ static _Noreturn void wproc_child(const WorkerArgs *args, const SanitizerInfo *s
         sigprocmask(SIG_SETMASK, &none, NULL);
         close_inherited(keep, 4);
         sanitizer_setenv(san, cfg->malloc_limit_mb, args->detect_leaks);
+        if (args->sanitizer_confirm)
+                sanitizer_setenv_confirm();
         execv(cfg->exe ? cfg->exe : "/proc/self/exe", argv->argv);
         _exit(WORKER_EXIT_INTERNAL);
 }
@@ -216,6 +218,7 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
             .target_output = cfg->target_output,
             .output_log = cfg->output_log,
             .close_fd_mask = cfg->close_fd_mask,
+            .sanitizer_confirm = cfg->sanitizer_confirm && (san.asan || san.ubsan),
         };
         r = proto_args_build(&args, &argv);
         if (r < 0) {

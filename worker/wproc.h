@@ -44,6 +44,15 @@ typedef struct WprocConfig {
         const char *target_output;
         const char *output_log;
         unsigned close_fd_mask;
+        /* For a target built with AddressSanitizer or UBSan (nothing
+         * otherwise): the worker's runners confirm crashes with the
+         * sanitizer's own report. Each input runs from a heap buffer of its
+         * exact length, not the page-guarded view fuzzing uses, so a read
+         * past its end is ASan's heap-buffer-overflow; and the sanitizer
+         * handles SIGSEGV, SIGBUS and SIGFPE itself ("SEGV on unknown
+         * address"). Slower than fuzzing; used by the recovery helper and
+         * `reproduce`. */
+        bool sanitizer_confirm;
 } WprocConfig;
 
 typedef struct Wproc Wproc;

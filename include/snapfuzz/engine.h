@@ -80,7 +80,11 @@ typedef struct SfRunConfig {
         unsigned runner_lifetime_ms; /* --runner-lifetime-ms */
         bool keep_seeds;             /* --keep-seeds: seeds are never superseded */
         bool no_reduce;              /* --no-reduce: no shorter forms of corpus entries */
-        bool reproducible;           /* --reproducible: needs seed_set and one worker */
+        /* The same inputs in the same order on every run of one seed: batch
+         * lengths and energies from the inputs' work, not the clock (needs
+         * one worker; `snapfuzz run` sets it with --seed and one worker). */
+        bool deterministic;
+        bool reproducible; /* --reproducible: deterministic, and one address layout */
         /* --target-output: "log" (OUT/logs/worker-N.log), "pass" (shown,
          * sanitized and rate-limited, and logged) or "discard". */
         const char *target_output;
