@@ -116,9 +116,14 @@ run_one() {
       # getcwd); policies/<harness>.json allows exactly that, as a user would.
       local policy=()
       [ -e "$here/policies/$h.json" ] && policy=(--sandbox-policy "$here/policies/$h.json")
+      # --seed names the trial; a seeded run is reproducible by default,
+      # which costs speed on some targets (README, "Reproducible runs"):
+      # the trials measure the schedule a user who gives no seed gets.
+      local clock=()
+      "$snapfuzz" run --help 2>/dev/null | grep -q -- --no-reproducible && clock=(--no-reproducible)
       "${pin[@]}" "$snapfuzz" run "$b/snapfuzz.so" "$b/seeds" --out "$d/out" --workers 1 \
         --keep-going --timeout 1 --max-total-time "$duration" --status-every 30 \
-        --seed "$n" "${policy[@]}" >/dev/null 2>"$d/log" ;;
+        --seed "$n" "${clock[@]}" "${policy[@]}" >/dev/null 2>"$d/log" ;;
     libfuzzer)
       "${pin[@]}" "$b/libfuzzer" "$corpus" -max_total_time="$duration" -timeout=1 \
         -seed="$n" -print_final_stats=1 -close_fd_mask=3 >/dev/null 2>"$d/log" ;;
