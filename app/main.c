@@ -410,8 +410,8 @@ static int run_sync_check(const RunArgs *a)
 
 /* One option of `snapfuzz run` into @a. Returns 0, a positive SF_EXIT_*
  * code to exit with at once (a bad value, after its line; --help), or
- * -ENOENT for an option it does not know. One case per option: a long
- * switch, each case a few lines. */
+ * -ENOENT for an option it does not know. Over 80 lines: one case per
+ * option, a long switch, each case a few lines. */
 static int run_option(RunArgs *a, int c)
 {
         uint64_t v;

@@ -1651,6 +1651,49 @@ static void sync_step(Coordinator *c)
         sync_phase(c->sync, c->sched, seeds_busy);
 }
 
+/* Comparison call sites are filed by their offset in the harness's
+ * module (worker/cmplog.h), so a deterministic run is the same with
+ * address space randomization. Sites in other modules, and targets
+ * whose own behaviour follows addresses, need one layout:
+ * --reproducible gives every process of the run (each is started
+ * after this) the same one. */
+static void one_address_layout(void)
+{
+        int persona = personality(0xffffffff);
+        if (persona < 0 || personality((unsigned long)persona | ADDR_NO_RANDOMIZE) < 0)
+                log_warn("cannot turn address space randomization off (%s): the run "
+                         "may not be reproducible",
+                         strerror(errno));
+}
+
+/* The run's first lines: the target, the workers and the seed, what the
+ * sanitizer build checks, the seeds, where the target's output goes, the
+ * dictionaries. */
+static void log_start(const Coordinator *c)
+{
+        const SfRunConfig *cfg = c->cfg;
+        log_info("%s: %" PRIu64 " coverage counters, %u workers, seed %" PRIu64 "%s, sandbox %s%s",
+                 cfg->target, (uint64_t)wproc_counters(c->slots[0].w), cfg->workers, cfg->seed,
+                 c->deterministic ? " (reproducible)" : "", cfg->sandbox,
+                 cfg->sandbox_policy ? " with a policy file" : "");
+        if (c->sanq)
+                log_info("%s: one more worker checks the seeds, every new corpus entry and a "
+                         "sample of the fuzzing inputs with it, for at most %u%% of the "
+                         "fuzzing workers' time",
+                         cfg->sanitizer_target,
+                         cfg->sanitizer_share ? cfg->sanitizer_share : COORD_SANITIZER_SHARE);
+        log_info("%zu seed inputs (%zu resumed from %s/corpus), max input length %zu",
+                 schedule_n_seeds(c->sched), c->n_resumed, cfg->out_dir, cfg->max_len);
+        if (strcmp(cfg->target_output, "log") == 0)
+                log_info("the target's output goes to %s/logs/worker-N.log (--target-output pass "
+                         "shows it here)",
+                         cfg->out_dir);
+        if (cfg->dict_path || dicts_auto_count(c->dicts))
+                log_info("dictionary: %zu tokens from %s, %zu from %s/" DICTS_AUTO_FILE,
+                         dicts_user_count(c->dicts), cfg->dict_path ? cfg->dict_path : "--dict",
+                         dicts_auto_count(c->dicts), cfg->out_dir);
+}
+
 /* The processes: the signalfd (before any fork, so that every child
  * inherits the mask), the recovery helper, the corpus writer thread and
  * the workers. Returns 0 or a negative errno after one line; whatever was
@@ -1660,19 +1703,8 @@ static int coordinator_start(Coordinator *c)
         SfRunConfig *cfg = c->cfg;
         int r;
 
-        /* Comparison call sites are filed by their offset in the harness's
-         * module (worker/cmplog.h), so a deterministic run is the same with
-         * address space randomization. Sites in other modules, and targets
-         * whose own behaviour follows addresses, need one layout:
-         * --reproducible gives every process of the run (each is started
-         * after this) the same one. */
-        if (cfg->reproducible) {
-                int persona = personality(0xffffffff);
-                if (persona < 0 || personality((unsigned long)persona | ADDR_NO_RANDOMIZE) < 0)
-                        log_warn("cannot turn address space randomization off (%s): the run "
-                                 "may not be reproducible",
-                                 strerror(errno));
-        }
+        if (cfg->reproducible)
+                one_address_layout();
 
         sigset_t mask;
         sigemptyset(&mask);
@@ -1707,26 +1739,7 @@ static int coordinator_start(Coordinator *c)
         if (r < 0)
                 return r;
         (void)sandboxlog_new(&c->sandbox_log); /* without it, events are only printed */
-        log_info("%s: %" PRIu64 " coverage counters, %u workers, seed %" PRIu64 "%s, sandbox %s%s",
-                 cfg->target, (uint64_t)wproc_counters(c->slots[0].w), cfg->workers, cfg->seed,
-                 c->deterministic ? " (reproducible)" : "", cfg->sandbox,
-                 cfg->sandbox_policy ? " with a policy file" : "");
-        if (c->sanq)
-                log_info("%s: one more worker checks the seeds, every new corpus entry and a "
-                         "sample of the fuzzing inputs with it, for at most %u%% of the "
-                         "fuzzing workers' time",
-                         cfg->sanitizer_target,
-                         cfg->sanitizer_share ? cfg->sanitizer_share : COORD_SANITIZER_SHARE);
-        log_info("%zu seed inputs (%zu resumed from %s/corpus), max input length %zu",
-                 schedule_n_seeds(c->sched), c->n_resumed, cfg->out_dir, cfg->max_len);
-        if (strcmp(cfg->target_output, "log") == 0)
-                log_info("the target's output goes to %s/logs/worker-N.log (--target-output pass "
-                         "shows it here)",
-                         cfg->out_dir);
-        if (cfg->dict_path || dicts_auto_count(c->dicts))
-                log_info("dictionary: %zu tokens from %s, %zu from %s/" DICTS_AUTO_FILE,
-                         dicts_user_count(c->dicts), cfg->dict_path ? cfg->dict_path : "--dict",
-                         dicts_auto_count(c->dicts), cfg->out_dir);
+        log_start(c);
         helperq_prepare(c->helperq);
         if (c->san_helperq)
                 helperq_prepare(c->san_helperq);
