@@ -314,15 +314,6 @@ int sanitizer_detect(const char *target, SanitizerInfo *ret, char *why, size_t w
         return 0;
 }
 
-static void append_options(const char *var, const char *ours)
-{
-        char buf[4096];
-        const char *user = getenv(var);
-        snprintf(buf, sizeof(buf), "%s%s%s", user && *user ? user : "", user && *user ? ":" : "",
-                 ours);
-        setenv(var, buf, 1);
-}
-
 /* Where a build puts libsnapfuzz-malloc.so, relative to the directory of
  * the binary and as an absolute path (meson.build: lib/<arch>/snapfuzz
  * under the prefix); the build tree has it next to the binary. */
@@ -378,8 +369,82 @@ bool sanitizer_malloc_limit_missing(const SanitizerInfo *s, unsigned malloc_limi
                sanitizer_malloc_shim(shim, sizeof(shim)) < 0;
 }
 
-void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb, bool detect_leaks)
+/* A copy of the process's environment being changed for a worker; the
+ * strings are its own. */
+typedef struct Env {
+        char **v;
+        size_t n;
+        bool failed; /* out of memory: the result is NULL */
+} Env;
+
+extern char **environ;
+
+/* The slot of @name in @e, or e->n. */
+static size_t env_find(const Env *e, const char *name)
 {
+        size_t len = strlen(name);
+        for (size_t i = 0; i < e->n; i++)
+                if (strncmp(e->v[i], name, len) == 0 && e->v[i][len] == '=')
+                        return i;
+        return e->n;
+}
+
+static const char *env_get(const Env *e, const char *name)
+{
+        size_t i = env_find(e, name);
+        return i < e->n ? e->v[i] + strlen(name) + 1 : NULL;
+}
+
+/* Sets @name to @value or, with @append, to OLD:@value (for options, of
+ * which a sanitizer takes the last value of a flag: the ones the sandbox
+ * depends on go after the user's). The array has room for every name
+ * sanitizer_env sets. */
+static void env_put(Env *e, const char *name, const char *value, bool append)
+{
+        const char *old = append ? env_get(e, name) : NULL;
+        char *s = NULL;
+        int n = old && *old ? asprintf(&s, "%s=%s:%s", name, old, value)
+                            : asprintf(&s, "%s=%s", name, value);
+        if (n < 0) {
+                e->failed = true;
+                return;
+        }
+        size_t i = env_find(e, name);
+        if (i < e->n)
+                free(e->v[i]);
+        else
+                e->n++;
+        e->v[i] = s;
+}
+
+void sanitizer_env_free(char **envp)
+{
+        if (!envp)
+                return;
+        for (char **p = envp; *p; p++)
+                free(*p);
+        free(envp);
+}
+
+/* The names sanitizer_env may add to the environment. */
+#define SAN_ENV_NAMES 5
+
+char **sanitizer_env(const SanitizerInfo *s, unsigned malloc_limit_mb, bool detect_leaks,
+                     bool confirm)
+{
+        Env e = {0};
+        size_t have = 0;
+        while (environ && environ[have])
+                have++;
+        e.v = calloc(have + SAN_ENV_NAMES + 1, sizeof(*e.v));
+        if (!e.v)
+                return NULL;
+        for (; e.n < have; e.n++)
+                if (!(e.v[e.n] = strdup(environ[e.n]))) {
+                        sanitizer_env_free(e.v);
+                        return NULL;
+                }
+
         char preload[PATH_MAX * 2];
         snprintf(preload, sizeof(preload), "%s", s->preload);
         if (malloc_shim_wanted(s, malloc_limit_mb)) {
@@ -389,20 +454,22 @@ void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb, bool det
                         snprintf(preload + used, sizeof(preload) - used, "%s%s", used ? ":" : "",
                                  shim);
                         snprintf(limit, sizeof(limit), "%u", malloc_limit_mb);
-                        setenv("SNAPFUZZ_MALLOC_LIMIT_MB", limit, 1);
+                        env_put(&e, "SNAPFUZZ_MALLOC_LIMIT_MB", limit, false);
                 }
         }
         if (preload[0]) {
+                /* Ours first: a sanitizer runtime must be the first library
+                 * loaded. */
+                const char *old = env_get(&e, "LD_PRELOAD");
                 char buf[PATH_MAX * 3];
-                const char *old = getenv("LD_PRELOAD");
                 snprintf(buf, sizeof(buf), "%s%s%s", preload, old && *old ? ":" : "",
                          old && *old ? old : "");
-                setenv("LD_PRELOAD", buf, 1);
+                env_put(&e, "LD_PRELOAD", buf, false);
         }
         if (malloc_limit_mb && s->asan) {
                 char opt[64];
                 snprintf(opt, sizeof(opt), "max_allocation_size_mb=%u", malloc_limit_mb);
-                append_options("ASAN_OPTIONS", opt);
+                env_put(&e, "ASAN_OPTIONS", opt, true);
         }
         /* The runner records fatal signals itself (so the replay record gets
          * the stack); the sanitizer reports its own errors and then aborts.
@@ -411,26 +478,30 @@ void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb, bool det
          * ptrace, which only the leak-checking runner's sandbox allows, so
          * LeakSanitizer never checks on its own (not at exit either): the
          * runner calls it. */
-        append_options("ASAN_OPTIONS",
-                       detect_leaks ? "detect_leaks=1:leak_check_at_exit=0" : "detect_leaks=0");
-        append_options("LSAN_OPTIONS",
-                       detect_leaks ? "detect_leaks=1:leak_check_at_exit=0" : "detect_leaks=0");
-        append_options("ASAN_OPTIONS",
-                       "abort_on_error=1:symbolize=0:handle_segv=0:"
-                       "handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:"
-                       "allow_user_segv_handler=1:detect_odr_violation=0:"
-                       "allocator_may_return_null=0:print_summary=1");
-        append_options("UBSAN_OPTIONS",
-                       "halt_on_error=1:abort_on_error=1:print_stacktrace=1:symbolize=0:"
-                       "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:"
-                       "handle_abort=0");
-        append_options("LSAN_OPTIONS", "symbolize=0");
-}
-
-void sanitizer_setenv_confirm(void)
-{
-        /* Appended after sanitizer_setenv's "=0": a sanitizer reads its
-         * options in order, and the last value of a flag wins. */
-        append_options("ASAN_OPTIONS", "handle_segv=1:handle_sigbus=1:handle_sigfpe=1");
-        append_options("UBSAN_OPTIONS", "handle_segv=1:handle_sigbus=1:handle_sigfpe=1");
+        const char *leaks = detect_leaks ? "detect_leaks=1:leak_check_at_exit=0" : "detect_leaks=0";
+        env_put(&e, "ASAN_OPTIONS", leaks, true);
+        env_put(&e, "LSAN_OPTIONS", leaks, true);
+        env_put(&e, "ASAN_OPTIONS",
+                "abort_on_error=1:symbolize=0:handle_segv=0:"
+                "handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:"
+                "allow_user_segv_handler=1:detect_odr_violation=0:"
+                "allocator_may_return_null=0:print_summary=1",
+                true);
+        env_put(&e, "UBSAN_OPTIONS",
+                "halt_on_error=1:abort_on_error=1:print_stacktrace=1:symbolize=0:"
+                "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:"
+                "handle_abort=0",
+                true);
+        env_put(&e, "LSAN_OPTIONS", "symbolize=0", true);
+        if (confirm) {
+                /* After the "=0" above: a sanitizer reads its options in
+                 * order, and the last value of a flag wins. */
+                env_put(&e, "ASAN_OPTIONS", "handle_segv=1:handle_sigbus=1:handle_sigfpe=1", true);
+                env_put(&e, "UBSAN_OPTIONS", "handle_segv=1:handle_sigbus=1:handle_sigfpe=1", true);
+        }
+        if (e.failed) {
+                sanitizer_env_free(e.v);
+                return NULL;
+        }
+        return e.v;
 }

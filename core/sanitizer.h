@@ -30,22 +30,27 @@ typedef struct SanitizerInfo {
  * runtime the target needs that cannot be found on this machine. */
 int sanitizer_detect(const char *target, SanitizerInfo *ret, char *why, size_t whylen);
 
-/* Sets LD_PRELOAD and the sanitizer options in the current process's
- * environment (called in a forked child just before exec). Options the user
- * already set in ASAN_OPTIONS/UBSAN_OPTIONS are kept; the ones the sandbox
- * depends on are appended, so they win. @malloc_limit_mb (0: none) becomes
- * ASan's max_allocation_size_mb, or, for a target without a sanitizer that
- * replaces malloc, the limit of libsnapfuzz-malloc.so, preloaded from where
- * sanitizer_malloc_shim() finds it (nothing when it finds none). */
-/* With @detect_leaks, LeakSanitizer is on but never checks by itself (no
- * check at exit): the runner asks for a check when it wants one. */
-void sanitizer_setenv(const SanitizerInfo *s, unsigned malloc_limit_mb, bool detect_leaks);
-
-/* After sanitizer_setenv, for a worker that confirms crashes
- * (WprocConfig.sanitizer_confirm): AddressSanitizer and UBSan handle
+/* The environment a worker is exec'd with: this process's, with
+ * LD_PRELOAD and the sanitizer options set. It is built before the fork:
+ * the child of a multithreaded process may only make async-signal-safe
+ * calls, and a sanitizer's malloc (unlike glibc's) is not made consistent
+ * across fork, so a setenv there could wait forever for a lock another
+ * thread held. Options the user already set in ASAN_OPTIONS/UBSAN_OPTIONS
+ * are kept; the ones the sandbox depends on are appended, so they win.
+ * @malloc_limit_mb (0: none) becomes ASan's max_allocation_size_mb, or, for
+ * a target without a sanitizer that replaces malloc, the limit of
+ * libsnapfuzz-malloc.so, preloaded from where sanitizer_malloc_shim() finds
+ * it (nothing when it finds none). With @detect_leaks, LeakSanitizer is on
+ * but never checks by itself (no check at exit): the runner asks for a
+ * check when it wants one. With @confirm (a worker that confirms crashes,
+ * WprocConfig.sanitizer_confirm), AddressSanitizer and UBSan handle
  * SIGSEGV, SIGBUS and SIGFPE themselves and print their report ("SEGV on
- * unknown address ..."), then abort as for any error they find. */
-void sanitizer_setenv_confirm(void);
+ * unknown address ..."), then abort as for any error they find. Returns a
+ * NULL-terminated array for execve(2), or NULL when out of memory; free it
+ * with sanitizer_env_free. */
+char **sanitizer_env(const SanitizerInfo *s, unsigned malloc_limit_mb, bool detect_leaks,
+                     bool confirm);
+void sanitizer_env_free(char **envp);
 
 /* The path of libsnapfuzz-malloc.so into @ret: next to the running binary
  * (a build tree, or a copy with the library beside it), where an install

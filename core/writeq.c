@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/forkgate.h"
 #include "core/fsutil.h"
 #include "core/writeq.h"
 
@@ -241,7 +242,9 @@ static void writeq_pass(WriteQueue *q)
 
         WriteItem *failed;
         size_t done, bytes;
+        forkgate_enter();
         int err = writeq_try(dirfd, list, &failed, &done, &bytes);
+        forkgate_leave();
 
         pthread_mutex_lock(&q->lock);
         q->held = failed;
@@ -297,6 +300,7 @@ int writeq_new(WriteQueue **ret, int dirfd)
         /* Signals are the main thread's (a signalfd reads them there). */
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
+        forkgate_init();
         r = pthread_create(&q->thread, NULL, writeq_thread, q);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (r != 0) {

@@ -28,9 +28,11 @@
  *   workers' records and the coverage map stay mapped, and it never
  *   touches them;
  * - its own copy of memory: the configuration (HelperQueueConfig), and
- *   malloc (glibc takes every arena lock around fork(), so the allocator
- *   is consistent in the child even if the coordinator's corpus writer
- *   thread was in it);
+ *   malloc: the fork gate (core/forkgate.h) holds the coordinator's
+ *   corpus writer and sync threads outside their work while it forks, so
+ *   no allocator lock is inherited held (glibc's malloc takes its own
+ *   around fork(), but a sanitizer's, in a sanitizer build of snapfuzz or
+ *   in a drop-in harness built with ASan, does not);
  * - nothing else that another thread of the coordinator may hold a lock
  *   of: the corpus writer (core/writeq.c, core/fsutil.c) takes no lock but
  *   its queue's, which the child never touches, and no stdio stream; and

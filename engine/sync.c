@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/forkgate.h"
 #include "core/fsutil.h"
 #include "core/hash.h"
 #include "core/log.h"
@@ -1076,6 +1077,7 @@ static void *sync_main(void *arg)
                 }
                 s->commit_new = false;
                 pthread_mutex_unlock(&s->mu);
+                forkgate_enter();
                 if (exports)
                         do_exports(s);
                 bool due = now >= s->next_scan_ms;
@@ -1088,12 +1090,15 @@ static void *sync_main(void *arg)
                 if (due)
                         s->next_scan_ms =
                             clock_now_ms() + (soon ? SYNC_SETTLE_MS : (int64_t)s->every_s * 1000);
+                forkgate_leave();
                 pthread_mutex_lock(&s->mu);
         }
         pthread_mutex_unlock(&s->mu);
         s->retry_ms = 0;
+        forkgate_enter();
         do_exports(s);
         progress_commit(s);
+        forkgate_leave();
         pthread_mutex_lock(&s->mu);
         s->thread_done = true;
         pthread_cond_broadcast(&s->cond);
@@ -1142,6 +1147,7 @@ int sync_new(Sync **ret, const SyncConfig *cfg)
                 sync_free(s);
                 return -EBUSY;
         }
+        forkgate_init();
         r = pthread_create(&s->thread, NULL, sync_main, s);
         if (r != 0) {
                 sync_free(s);

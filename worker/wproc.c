@@ -136,10 +136,13 @@ err_free:
         return r < 0 ? r : -EIO; /* never success without *ret */
 }
 
-/* The forked child: keeps only the worker's four descriptors, sets the
- * target's sanitizer environment and becomes the worker. Never returns. */
-static _Noreturn void wproc_child(const WorkerArgs *args, const SanitizerInfo *san,
-                                  const WprocConfig *cfg, const ProtoArgv *argv)
+/* The forked child: keeps only the worker's four descriptors and becomes
+ * the worker, with the environment @envp (sanitizer_env). Only
+ * async-signal-safe calls: the coordinator may have other threads (its
+ * corpus writer), and a lock one of them held at the fork stays held here.
+ * Never returns. */
+static _Noreturn void wproc_child(const WorkerArgs *args, const WprocConfig *cfg,
+                                  const ProtoArgv *argv, char **envp)
 {
         int keep[] = {args->cmd_fd, args->evt_fd, args->shm_fd, args->cov_fd};
         sigset_t none;
@@ -154,10 +157,7 @@ static _Noreturn void wproc_child(const WorkerArgs *args, const SanitizerInfo *s
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         close_inherited(keep, 4);
-        sanitizer_setenv(san, cfg->malloc_limit_mb, args->detect_leaks);
-        if (args->sanitizer_confirm)
-                sanitizer_setenv_confirm();
-        execv(cfg->exe ? cfg->exe : "/proc/self/exe", argv->argv);
+        execve(cfg->exe ? cfg->exe : "/proc/self/exe", argv->argv, envp);
         _exit(WORKER_EXIT_INTERNAL);
 }
 
@@ -172,6 +172,31 @@ static int wproc_builtin_sanitizers(SanitizerInfo *ret)
             .ubsan = dlsym(RTLD_DEFAULT, "__ubsan_handle_add_overflow") != NULL,
             .msan = dlsym(RTLD_DEFAULT, "__msan_init") != NULL,
         };
+        return 0;
+}
+
+/* Forks the worker @args describes into w->pid, its environment built
+ * before the fork (sanitizer_env: the child only execs). Returns 0, or a
+ * negative errno after a line in @err. */
+static int wproc_fork(Wproc *w, const WorkerArgs *args, const ProtoArgv *argv,
+                      const SanitizerInfo *san, const WprocConfig *cfg, char *err, size_t errlen)
+{
+        char **envp =
+            sanitizer_env(san, cfg->malloc_limit_mb, args->detect_leaks, args->sanitizer_confirm);
+        if (!envp) {
+                snprintf(err, errlen, "cannot build a worker's environment: %s", strerror(ENOMEM));
+                return -ENOMEM;
+        }
+        w->pid = fork();
+        if (w->pid == 0)
+                wproc_child(args, cfg, argv, envp);
+        int fork_errno = errno;
+        sanitizer_env_free(envp);
+        if (w->pid < 0) {
+                int r = fork_errno ? -fork_errno : -EIO;
+                snprintf(err, errlen, "cannot fork a worker: %s", strerror(-r));
+                return r;
+        }
         return 0;
 }
 
@@ -226,14 +251,9 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
                          cfg->sandbox ? cfg->sandbox : "strict");
                 goto err_pipes;
         }
-        w->pid = fork();
-        if (w->pid < 0) {
-                r = errno ? -errno : -EIO;
-                snprintf(err, errlen, "cannot fork a worker: %s", strerror(-r));
+        r = wproc_fork(w, &args, &argv, &san, cfg, err, errlen);
+        if (r < 0)
                 goto err_pipes;
-        }
-        if (w->pid == 0)
-                wproc_child(&args, &san, cfg, &argv);
         close(cmd[0]);
         close(evt[1]);
         w->cmd_fd = cmd[1];
