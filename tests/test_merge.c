@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "sfrun.h"
+#include "snapfuzz/record.h"
 
 static char *path_of(const char *dir, const char *name)
 {
@@ -266,7 +267,8 @@ Test(merge, an_input_with_more_features_than_a_slot_holds_keeps_them_all, .timeo
         write_file(in, "b", "bb", 2);
         unsigned long f_in, e_in, f_out, e_out;
         covcount_dir(in, &f_in, &e_in);
-        cr_assert_gt(f_in, 5000, "the wide input reaches 5000 functions: %lu", f_in);
+        cr_assert_gt(f_in, RECORD_FIND_FEATURES, "the wide input reaches 20000 functions: %lu",
+                     f_in);
 
         SfRun r;
         run_merge(&r, out, in, NULL);
@@ -274,7 +276,7 @@ Test(merge, an_input_with_more_features_than_a_slot_holds_keeps_them_all, .timeo
         covcount_dir(out, &f_out, &e_out);
         cr_expect_eq(f_out, f_in, "features: %lu kept of %lu\n%s", f_out, f_in, r.out);
         cr_expect_eq(e_out, e_in);
-        cr_expect_gt(summary_number(r.out, "features,"), 5000, "%s", r.out);
+        cr_expect_gt(summary_number(r.out, "features,"), RECORD_FIND_FEATURES, "%s", r.out);
         sf_run_free(&r);
 }
 
