@@ -6,7 +6,7 @@
 # pkg_of, write lib_build_<package> (configure and build a static library
 # with the exported CC/CFLAGS) and the cases in harness_link/harness_seeds.
 
-HARNESSES=(libxml2_xml libpng_read expat_parse libjpeg_turbo sqlite3_ossfuzz)
+HARNESSES=(libxml2_xml libpng_read expat_parse libjpeg_turbo sqlite3_ossfuzz cjson_read pcre2_fuzz)
 
 pkg_of() {
   case $1 in
@@ -15,6 +15,8 @@ pkg_of() {
     expat_*)   echo expat ;;
     libjpeg_turbo*) echo libjpeg-turbo ;;
     sqlite3_*) echo sqlite3 ;;
+    cjson_*)   echo cjson ;;
+    pcre2_*)   echo pcre2 ;;
     *) echo "unknown harness $1" >&2; return 1 ;;
   esac
 }
@@ -96,6 +98,27 @@ lib_build_sqlite3() {
   make -j"$1" libsqlite3.la
 }
 
+lib_build_cjson() {
+  # As upstream's fuzzing/ossfuzz.sh: CMake, a static libcjson.a that the
+  # harness links, so the harness carries its own instrumented cJSON (while
+  # snapfuzz itself links the system's libcjson.so.1).
+  mkdir -p b && cd b
+  cmake -S .. -B . -DCMAKE_BUILD_TYPE=None -DBUILD_SHARED_LIBS=OFF \
+    -DENABLE_CJSON_TEST=OFF >/dev/null
+  make -j"$1" cjson
+}
+
+lib_build_pcre2() {
+  # As OSS-Fuzz's projects/pcre2/build.sh (configure's options: fuzz support,
+  # \C refused, match and depth limits of 1000), static, and without JIT:
+  # the JIT compiles patterns to machine code no fuzzer instruments (it is
+  # off by default; the harness then runs the interpreter and the DFA).
+  autotools_freeze
+  ./configure -q --disable-shared --disable-jit --enable-fuzz-support \
+    --enable-never-backslash-C --with-match-limit=1000 --with-match-limit-depth=1000
+  make -j"$1" libpcre2-8.la
+}
+
 # harness_link NAME SRC LIBDIR OUTDIR BENCHDIR: writes OUTDIR/{snapfuzz.so,
 # libfuzzer,afl,afl-cmplog,cov}.
 harness_link() {
@@ -133,6 +156,18 @@ harness_link() {
         cc=clang; files=("$out/ossfuzz.c")
         incs=("${SQLITE3_OSSFUZZ_DEFS[@]}" -I"$lib/$v")
         libs=("$lib/$v/.libs/libsqlite3.a" -lm -ldl -lpthread) ;;
+      cjson_read)
+        # fuzzing/cjson_read_fuzzer.c (OSS-Fuzz's cjson_read_fuzzer), linked
+        # with the static libcjson.a as upstream's ossfuzz.sh does.
+        cc=clang; files=("$src/fuzzing/cjson_read_fuzzer.c")
+        incs=(-I"$lib/$v")
+        libs=("$lib/$v/b/libcjson.a") ;;
+      pcre2_fuzz)
+        # src/pcre2_fuzzsupport.c, OSS-Fuzz's pcre2_fuzzer: the input is the
+        # pattern and the subject; options come from its middle byte.
+        cc=clang; files=("$src/src/pcre2_fuzzsupport.c")
+        incs=(-I"$lib/$v/src")
+        libs=("$lib/$v/.libs/libpcre2-8.a") ;;
     esac
     case $v in
       sancov)
@@ -171,6 +206,8 @@ harness_seeds() {
       done ;;
     libjpeg_turbo) cp "$2"/testimages/*.jpg "$3/" ;;
     sqlite3_ossfuzz) sqlite3_seeds "$3" ;;
+    cjson_read) cjson_seeds "$2/fuzzing/inputs" "$3" ;;
+    pcre2_fuzz) pcre2_seeds "$3" ;;
   esac
 }
 
@@ -278,4 +315,45 @@ INSERT INTO aux.t SELECT x FROM tt;
 SELECT * FROM aux.t, temp.tt;
 EXPLAIN QUERY PLAN SELECT * FROM aux.t WHERE y = 1;
 SQL
+}
+
+# cjson_seeds INPUTS DIR: upstream's fuzzing/inputs, put in the harness's
+# format. They are written for fuzzing/afl.c: two letters (b/u: buffered or
+# not, f/u: formatted or not), then the JSON. cjson_read_fuzzer.c returns at
+# once unless the input starts with four '0'/'1' flags (minify, require
+# termination, formatted, buffered) and ends with a NUL, so taken as they are
+# (as OSS-Fuzz takes them) not one of them would reach the parser. Each seed
+# keeps its JSON and its two letters' meaning, with minify and required
+# termination on, and gets the NUL.
+cjson_seeds() {
+  local f flags
+  for f in "$1"/*; do
+    flags=11$(head -c 2 "$f" | sed 's/^\(.\)\(.\)$/\2\1/; s/f/1/; s/b/1/; s/u/0/g')
+    { printf '%s' "$flags"; tail -c +3 "$f"; printf '\0'; } > "$2/$(basename "$f")"
+  done
+}
+
+# pcre2_seeds DIR: 12 small patterns, one per area of the syntax (upstream
+# ships no corpus for the harness; testdata/testinput* are pcre2test
+# scripts). The harness compiles its whole input as a pattern and matches it
+# against itself, with options drawn from its middle byte. One seed per
+# line, written without the newline.
+pcre2_seeds() {
+  local i=0 line
+  while IFS= read -r line; do
+    printf '%s' "$line" > "$1/seed$((i++))"
+  done <<'RE'
+abc|a(b+)c*d?|x{2,5}
+^[a-z0-9_.-]+@[[:alpha:]]+\.(?:com|org)$
+(?<year>\d{4})-(?<mon>\d\d)-\k<mon>
+(a+?)(b*+)(c?+)[^xyz]++.*?$
+(?=foo)\w+(?<!bar)\b(?!baz)
+(?i)(?m)^hello\s+WORLD$\n(?s:.)\Z
+\p{Lu}\P{N}\X\x{263a}\h\v\R\N{U+41}
+\((?:[^()]++|(?R))*\)|(?1)(a|b(?1))
+(a)?(?(1)b|c)(?(?=d)de|f)(?(DEFINE)(?<n>x))
+a(*SKIP)(*FAIL)|b(*PRUNE)c(*THEN)d|(*ACCEPT)
+(?x) a b  [[:digit:]]{3} \Q.*+\E # comment
+(*UTF)(*UCP)\x{100}+[\x{80}-\x{10ffff}]\1?(?|(x)|(y))\g{-1}
+RE
 }
