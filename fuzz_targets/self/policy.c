@@ -4,9 +4,10 @@
  * sandbox_policy_load does. A rejected file must come with a one-line
  * reason and leave nothing in the policy.
  *
- * "under" resolves its directory with realpath(3), which calls readlink:
- * the harness runs with fuzz_targets/self/policy.sandbox.json, which allows
- * it (scripts/selffuzz.sh).
+ * "under" resolves its directory with realpath(3), which calls readlink,
+ * and faccessat2 for a path ending in '/' or a dot component: the harness
+ * runs with fuzz_targets/self/policy.sandbox.json, which allows both
+ * (scripts/selffuzz.sh; seeds/policy/slash.json starts from such a path).
  */
 #include <errno.h>
 #include <limits.h>
