@@ -29,6 +29,7 @@ typedef struct WriteItem {
         uint64_t seq; /* its place in the order of puts (from 1) */
         size_t len;
         bool remove; /* an unlink of @name, not a write */
+        bool undone; /* a later item of its name undoes it (writeq_drop_undone) */
         char name[WRITEQ_NAME_MAX];
         char tmp[FS_TMP_NAME_MAX];
         uint8_t data[];
@@ -140,11 +141,65 @@ static int writeq_each(int dirfd, WriteItem *list, WriteItem ***tail, size_t *do
         return err;
 }
 
+/* Whether a later item of @list (whose removals are @rm, @n_rm of them)
+ * undoes @it: a removal of the name it writes, or a write of the name it
+ * removes. */
+static bool writeq_undone(const WriteItem *it, WriteItem *const *rm, size_t n_rm)
+{
+        if (!it->remove) {
+                for (size_t k = 0; k < n_rm; k++)
+                        if (rm[k]->seq > it->seq && strcmp(rm[k]->name, it->name) == 0)
+                                return true;
+                return false;
+        }
+        for (const WriteItem *w = it->next; w; w = w->next)
+                if (!w->remove && strcmp(w->name, it->name) == 0)
+                        return true;
+        return false;
+}
+
+/* Takes out of *@list the items a later item of the same name undoes
+ * (counted as done): the writes go before the removals, so a file removed
+ * and then written again in one list (the output corpus's cover took it
+ * out and wanted it back) would otherwise end up removed. O(items x
+ * removals); nothing when the list removes nothing. */
+static void writeq_drop_undone(WriteItem **list, size_t *done, size_t *bytes)
+{
+        size_t n_rm = 0;
+        for (const WriteItem *it = *list; it; it = it->next)
+                n_rm += it->remove;
+        if (n_rm == 0)
+                return;
+        WriteItem **rm = malloc(n_rm * sizeof(WriteItem *));
+        if (!rm)
+                return; /* out of memory: writes then removals, as before */
+        n_rm = 0;
+        for (WriteItem *it = *list; it; it = it->next)
+                if (it->remove)
+                        rm[n_rm++] = it;
+        for (WriteItem *it = *list; it; it = it->next)
+                it->undone = writeq_undone(it, rm, n_rm);
+        free(rm);
+        WriteItem **at = list;
+        while (*at) {
+                WriteItem *it = *at;
+                if (!it->undone) {
+                        at = &it->next;
+                        continue;
+                }
+                *at = it->next;
+                (*done)++;
+                *bytes += it->len;
+                free(it);
+        }
+}
+
 /* Tries every item of @list: the writes first (a long list as one storm),
- * then the removals. A removal names a file a shorter input replaced, so
- * it was queued after that file's write: doing the removals after the
- * writes keeps their order. The items that fail go to *@ret_failed, in
- * order. Returns the last error (0: none failed); counts what was done. */
+ * then the removals. A removal names a file queued for writing before it
+ * (writeq_drop_undone leaves no later write of its name), so doing the
+ * removals after the writes keeps their order. The items that fail go to
+ * *@ret_failed, in order. Returns the last error (0: none failed); counts
+ * what was done. */
 static int writeq_try(int dirfd, WriteItem *list, WriteItem **ret_failed, size_t *ret_done,
                       size_t *ret_bytes)
 {
@@ -153,6 +208,7 @@ static int writeq_try(int dirfd, WriteItem *list, WriteItem **ret_failed, size_t
         size_t n = 0, done = 0, bytes = 0;
         int err = 0;
 
+        writeq_drop_undone(&list, &done, &bytes);
         writeq_split(&list, false, &wtail);
         writeq_split(&list, true, &rtail);
         for (WriteItem *it = writes; it; it = it->next)

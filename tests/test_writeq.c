@@ -211,3 +211,26 @@ Test(writeq, a_file_that_cannot_take_its_name_is_held_alone_and_leaves_no_tempor
         expect_file(dfd, "later", "y", 1);
         close(dfd);
 }
+
+Test(writeq, a_file_removed_and_written_again_in_one_pass_is_there)
+{
+        char dir[] = "/tmp/sf-writeq-XXXXXX";
+        int dfd = open_tmpdir(dir);
+        WriteQueue *q;
+        cr_assert_eq(writeq_new(&q, dfd), 0);
+        cr_assert_eq(writeq_put(q, "back", "input", 5), 0);
+        cr_assert_eq(writeq_put(q, "gone", "input", 5), 0);
+        cr_assert_eq(writeq_flush(q), 0);
+        /* Queued within WRITEQ_GATHER_MS of each other: one pass. */
+        cr_assert_eq(writeq_remove(q, "back"), 0);
+        cr_assert_eq(writeq_put(q, "back", "input", 5), 0);
+        cr_assert_eq(writeq_remove(q, "gone"), 0);
+        cr_assert_eq(writeq_put(q, "gone", "input", 5), 0);
+        cr_assert_eq(writeq_remove(q, "gone"), 0);
+        cr_expect_eq(writeq_flush(q), 0);
+        expect_file(dfd, "back", "input", 5);
+        cr_expect_neq(faccessat(dfd, "gone", F_OK, 0), 0, "the last removal wins");
+        cr_expect_eq(writeq_pending(q), 0);
+        writeq_free(q);
+        close(dfd);
+}
