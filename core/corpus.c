@@ -45,6 +45,7 @@ typedef struct Entry {
         bool favored;
         bool seed;    /* an input the run started from (corpus_mark_seed) */
         bool on_disk; /* a file in OUT/corpus holds it (corpus_mark_on_disk) */
+        bool filed;   /* had one at some time: corpus_disk_cover may want it back */
         uint64_t exec_ns;
         uint64_t execs;     /* executions of batches based on it */
         uint32_t batches;   /* such batches */
@@ -363,6 +364,12 @@ size_t corpus_take_superseded(Corpus *c, uint32_t *ids, size_t cap)
         return n;
 }
 
+static int u32_cmp(const void *a, const void *b)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        return (x > y) - (x < y);
+}
+
 int corpus_set_features(Corpus *c, size_t i, const uint32_t *ids, size_t n, bool complete,
                         uint64_t exec_ns)
 {
@@ -382,6 +389,14 @@ int corpus_set_features(Corpus *c, size_t i, const uint32_t *ids, size_t n, bool
                 }
                 feat[m++] = d;
         }
+        /* Each feature once, whatever the runner wrote (corpus_disk_cover
+         * counts an entry once per feature). */
+        qsort(feat, m, sizeof(*feat), u32_cmp);
+        size_t u = 0;
+        for (size_t k = 0; k < m; k++)
+                if (u == 0 || feat[k] != feat[u - 1])
+                        feat[u++] = feat[k];
+        m = u;
         e->feat = feat;
         e->n_feat = (uint32_t)m;
         e->exec_ns = exec_ns;
@@ -758,11 +773,93 @@ void corpus_set_keep_seeds(Corpus *c, bool keep)
 
 void corpus_mark_on_disk(Corpus *c, size_t i, bool on_disk)
 {
-        if (i < c->n)
-                c->entries[i].on_disk = on_disk;
+        if (i >= c->n)
+                return;
+        c->entries[i].on_disk = on_disk;
+        c->entries[i].filed = c->entries[i].filed || on_disk;
 }
 
 bool corpus_on_disk(const Corpus *c, size_t i)
 {
         return i < c->n && c->entries[i].on_disk;
+}
+
+static const Corpus *cover_corpus; /* for qsort's comparison */
+
+/* Shorter first; for the same length more features first; then older. */
+static int cover_cmp(const void *a, const void *b)
+{
+        uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+        const Entry *x = &cover_corpus->entries[i], *y = &cover_corpus->entries[j];
+        if (x->len != y->len)
+                return x->len < y->len ? -1 : 1;
+        if (x->n_feat != y->n_feat)
+                return x->n_feat > y->n_feat ? -1 : 1;
+        return i < j ? -1 : 1;
+}
+
+/* Whether every feature of @e has a keeper besides it. */
+static bool cover_redundant(const uint32_t *holders, const Entry *e)
+{
+        for (uint32_t k = 0; k < e->n_feat; k++)
+                if (holders[e->feat[k]] < 2)
+                        return false;
+        return true;
+}
+
+ssize_t corpus_disk_cover(Corpus *c, uint8_t *want)
+{
+        uint32_t *holders = calloc(c->n_feat ? c->n_feat : 1, sizeof(*holders));
+        uint32_t *order = malloc((c->n ? c->n : 1) * sizeof(*order));
+        size_t n = 0;
+        ssize_t kept = 0;
+        if (!holders || !order) {
+                free(holders);
+                free(order);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < c->n; i++) {
+                const Entry *e = &c->entries[i];
+                want[i] = CORPUS_COVER_NONE;
+                if (!e->filed || !(entry_active(c, e) || e->seed))
+                        continue;
+                if (e->known == ENTRY_FEATURES_COMPLETE) {
+                        want[i] = CORPUS_COVER_OUT;
+                        order[n++] = (uint32_t)i;
+                        continue;
+                }
+                /* Features not all known: nothing can stand in for it. */
+                want[i] = CORPUS_COVER_IN;
+                kept++;
+                for (uint32_t k = 0; k < e->n_feat; k++)
+                        holders[e->feat[k]]++;
+        }
+        cover_corpus = c;
+        qsort(order, n, sizeof(*order), cover_cmp);
+        for (size_t j = 0; j < n; j++) {
+                const Entry *e = &c->entries[order[j]];
+                bool adds = false;
+                for (uint32_t k = 0; k < e->n_feat && !adds; k++)
+                        adds = holders[e->feat[k]] == 0;
+                if (!adds)
+                        continue;
+                want[order[j]] = CORPUS_COVER_IN;
+                kept++;
+                for (uint32_t k = 0; k < e->n_feat; k++)
+                        holders[e->feat[k]]++;
+        }
+        /* A short input kept first may have its features all reached by
+         * longer ones kept after it: the longest such go again. */
+        for (size_t j = n; j-- > 0;) {
+                const Entry *e = &c->entries[order[j]];
+                if (want[order[j]] != CORPUS_COVER_IN || !cover_redundant(holders, e))
+                        continue;
+                want[order[j]] = CORPUS_COVER_OUT;
+                kept--;
+                for (uint32_t k = 0; k < e->n_feat; k++)
+                        holders[e->feat[k]]--;
+        }
+        free(order);
+        free(holders);
+        return kept;
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "snapfuzz/prng.h"
 
@@ -124,3 +125,24 @@ void corpus_set_keep_seeds(Corpus *c, bool keep);
  * output corpus holds what the schedule uses. */
 void corpus_mark_on_disk(Corpus *c, size_t i, bool on_disk);
 bool corpus_on_disk(const Corpus *c, size_t i);
+
+/* What corpus_disk_cover wants of an entry's file. */
+enum {
+        CORPUS_COVER_NONE = 0, /* not its business: never had a file, or superseded */
+        CORPUS_COVER_OUT,      /* other files cover its features: its file can go */
+        CORPUS_COVER_IN,       /* a file must hold it */
+};
+
+/*
+ * The files OUT/corpus needs so that a run resumed from it reaches every
+ * feature its entries reach, chosen as `snapfuzz merge` chooses (and
+ * libFuzzer's -merge=1): among the entries that have or had a file and are
+ * active or seeds, the shortest first (more features first on a tie, then
+ * the older), each kept when it reaches a feature no kept one does; then,
+ * longest first, a kept one goes when every feature it reaches has another
+ * keeper. An entry whose features are not all known is always kept. Sets
+ * @want[i] (CORPUS_COVER_*) for every entry (@want holds corpus_size());
+ * returns how many are kept, or -ENOMEM. The entries all stay in the
+ * schedule: this only decides which of them have files.
+ */
+ssize_t corpus_disk_cover(Corpus *c, uint8_t *want);

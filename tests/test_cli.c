@@ -295,7 +295,9 @@ static int count_files(const char *dir)
 /* The schedule's view of the corpus (which inputs are superseded, which
  * favoured) comes from each input's features, which a resumed run gets
  * back by running every file of OUT/corpus: all of them, however many
- * runners that takes, and nothing is deleted. */
+ * runners that takes. The files are a cover of what the first run reached
+ * (engine/coordinator.c, cover_disk): running them alone reaches every
+ * feature again. */
 Test(lifecycle, a_resumed_run_rebuilds_the_schedule_from_the_corpus_files, .timeout = 120)
 {
         char *dir = sf_tmpdir();
@@ -310,9 +312,13 @@ Test(lifecycle, a_resumed_run_rebuilds_the_schedule_from_the_corpus_files, .time
         sf_run_free(&r);
         cJSON *st = read_stats(out);
         cr_expect_str_eq(cJSON_GetObjectItem(st, "schedule")->valuestring, "energy");
-        int active1 = (int)cJSON_GetObjectItem(st, "corpus_active")->valuedouble;
+        int features1 = (int)cJSON_GetObjectItem(st, "features")->valuedouble;
+        int entries1 = (int)cJSON_GetObjectItem(st, "corpus")->valuedouble;
+        int files1 = (int)cJSON_GetObjectItem(st, "corpus_files")->valuedouble;
         cJSON_Delete(st);
         int files = count_files(corpus_dir);
+        cr_expect_eq(files, files1, "stats.json's corpus_files is what the directory holds");
+        cr_expect_lt(files, entries1, "the files are fewer than the entries (%d)", entries1);
         cr_assert_gt(files, RECORD_FINDS_SLOTS, "enough files for several seed runners: %d", files);
 
         /* Only the seed pass: as many executions as there are files. */
@@ -326,16 +332,18 @@ Test(lifecycle, a_resumed_run_rebuilds_the_schedule_from_the_corpus_files, .time
         int corpus = (int)cJSON_GetObjectItem(st, "corpus")->valuedouble;
         int active2 = (int)cJSON_GetObjectItem(st, "corpus_active")->valuedouble;
         int favored = (int)cJSON_GetObjectItem(st, "corpus_favored")->valuedouble;
+        int features2 = (int)cJSON_GetObjectItem(st, "features")->valuedouble;
+        int files2 = (int)cJSON_GetObjectItem(st, "corpus_files")->valuedouble;
         cJSON_Delete(st);
         cr_expect_eq(corpus, files, "every file is scheduled again");
-        cr_expect_eq(count_files(corpus_dir), files, "no file is deleted or added");
+        cr_expect_geq(features2, features1,
+                      "the files alone reach every feature of the first run: %d of %d", features2,
+                      features1);
+        int left = count_files(corpus_dir);
+        cr_expect(left >= 1 && left <= files, "the files stay a cover: %d of %d", left, files);
+        cr_expect_eq(left, files2, "stats.json's corpus_files is what the directory holds");
         cr_expect(favored >= 1 && favored <= active2 && active2 <= corpus,
                   "favoured %d, active %d, corpus %d", favored, active2, corpus);
-        /* Equal-length inputs are ordered by their measured speed, which
-         * may differ between runs; the rest is the same. */
-        int slack = active1 / 10 > 2 ? active1 / 10 : 2;
-        cr_expect(abs(active2 - active1) <= slack, "active: %d after the first run, %d resumed",
-                  active1, active2);
 }
 
 Test(lifecycle, stats_report_what_the_coordinator_itself_costs, .timeout = 120)

@@ -355,3 +355,52 @@ Test(corpus, keep_seeds_keeps_a_seed_a_base)
                      counts[seed]);
         corpus_free(c);
 }
+
+/* Applies a cover's choice as the coordinator does (cover_disk). */
+static void apply_cover(Corpus *c, const uint8_t *want)
+{
+        for (size_t i = 0; i < corpus_size(c); i++)
+                if (want[i] != CORPUS_COVER_NONE)
+                        corpus_mark_on_disk(c, i, want[i] == CORPUS_COVER_IN);
+}
+
+Test(corpus, the_files_kept_are_a_small_cover_and_come_back_when_needed)
+{
+        Corpus *c = mem_corpus();
+        const uint32_t fa[] = {1, 2}, fb[] = {3}, fc[] = {1, 2, 3, 4}, fd[] = {5}, fe[] = {6},
+                       ff[] = {1, 3, 3}, fg[] = {4};
+        size_t a = add(c, 'a', 4, fa, 2, 100, true);
+        size_t b = add(c, 'b', 5, fb, 1, 100, true);
+        size_t l = add(c, 'c', 40, fc, 4, 100, true); /* reaches all of them, and 4 */
+        size_t d = add(c, 'd', 8, fd, 1, 100, false); /* features not all known */
+        size_t e = add(c, 'e', 6, fe, 1, 100, true);  /* never had a file (a seed's) */
+        size_t f = add(c, 'f', 50, ff, 3, 100, true); /* superseded by a and b */
+        for (size_t i = 0; i < corpus_size(c); i++)
+                if (i != e)
+                        corpus_mark_on_disk(c, i, true);
+        cr_assert_not(corpus_is_active(c, f));
+
+        uint8_t want[8];
+        cr_expect_eq(corpus_disk_cover(c, want), 2, "the long input and the unknown one");
+        cr_expect_eq(want[l], CORPUS_COVER_IN);
+        cr_expect_eq(want[d], CORPUS_COVER_IN, "nothing can stand in for unknown features");
+        cr_expect_eq(want[a], CORPUS_COVER_OUT, "the long input reaches 1 and 2 too");
+        cr_expect_eq(want[b], CORPUS_COVER_OUT, "the long input reaches 3 too");
+        cr_expect_eq(want[e], CORPUS_COVER_NONE, "a file is never made for a seed's input");
+        cr_expect_eq(want[f], CORPUS_COVER_NONE, "a superseded input's file is already gone");
+        cr_expect(corpus_is_active(c, a) && corpus_is_active(c, b),
+                  "inputs without files stay in the schedule");
+        apply_cover(c, want);
+
+        /* A shorter input takes 4 from the long one, which then holds
+         * nothing: the short ones must hold 1, 2 and 3 again. */
+        size_t g = add(c, 'g', 10, fg, 1, 100, true);
+        corpus_mark_on_disk(c, g, true);
+        cr_assert_not(corpus_is_active(c, l));
+        cr_expect_eq(corpus_disk_cover(c, want), 4);
+        cr_expect_eq(want[a], CORPUS_COVER_IN, "back: nothing else on disk reaches 1 and 2");
+        cr_expect_eq(want[b], CORPUS_COVER_IN);
+        cr_expect_eq(want[g], CORPUS_COVER_IN);
+        cr_expect_eq(want[l], CORPUS_COVER_NONE);
+        corpus_free(c);
+}
