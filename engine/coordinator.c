@@ -619,21 +619,33 @@ static void cover_disk(Coordinator *c, bool last)
                 free(want);
                 return; /* out of memory: the files stay as they are */
         }
+        /* The files it wants back are queued before the ones that go (the
+         * queue keeps that order), so a run killed in between leaves a
+         * file too many, never one too few; if one cannot even be queued,
+         * none goes this time. */
+        bool all_in = true;
         for (size_t i = 0; i < n; i++) {
-                bool on = corpus_on_disk(c->corpus, i);
                 size_t len;
                 const uint8_t *data = corpus_get(c->corpus, i, &len);
-                if (want[i] == CORPUS_COVER_OUT && on) {
-                        corpusw_remove(c->corpus_w, data, len);
-                        corpus_mark_on_disk(c->corpus, i, false);
-                        c->files_removed++;
-                        c->covered_out++;
-                } else if (want[i] == CORPUS_COVER_IN && !on &&
-                           corpusw_put(c->corpus_w, data, len) == 0) {
-                        corpus_mark_on_disk(c->corpus, i, true);
-                        c->files_written++;
-                        c->covered_in++;
+                if (want[i] != CORPUS_COVER_IN || corpus_on_disk(c->corpus, i))
+                        continue;
+                if (corpusw_put(c->corpus_w, data, len) < 0) {
+                        all_in = false;
+                        continue;
                 }
+                corpus_mark_on_disk(c->corpus, i, true);
+                c->files_written++;
+                c->covered_in++;
+        }
+        for (size_t i = 0; i < n && all_in; i++) {
+                size_t len;
+                const uint8_t *data = corpus_get(c->corpus, i, &len);
+                if (want[i] != CORPUS_COVER_OUT || !corpus_on_disk(c->corpus, i))
+                        continue;
+                corpusw_remove(c->corpus_w, data, len);
+                corpus_mark_on_disk(c->corpus, i, false);
+                c->files_removed++;
+                c->covered_out++;
         }
         free(want);
         c->cover_ms = now;
