@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/corpus.h"
+#include "core/featcover.h"
 #include "core/fsutil.h"
 #include "core/hash.h"
 
@@ -796,7 +797,7 @@ static const Corpus *cover_corpus; /* for qsort's comparison */
 /* Shorter first; for the same length more features first; then older. */
 static int cover_cmp(const void *a, const void *b)
 {
-        uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+        size_t i = *(const size_t *)a, j = *(const size_t *)b;
         const Entry *x = &cover_corpus->entries[i], *y = &cover_corpus->entries[j];
         if (x->len != y->len)
                 return x->len < y->len ? -1 : 1;
@@ -805,24 +806,24 @@ static int cover_cmp(const void *a, const void *b)
         return i < j ? -1 : 1;
 }
 
-/* Whether every feature of @e has a keeper besides it. */
-static bool cover_redundant(const uint32_t *holders, const Entry *e)
+/* An entry's features, for featcover_select. */
+static const uint32_t *cover_features(const void *ctx, size_t i, uint32_t *ret_n)
 {
-        for (uint32_t k = 0; k < e->n_feat; k++)
-                if (holders[e->feat[k]] < 2)
-                        return false;
-        return true;
+        const Entry *e = &((const Corpus *)ctx)->entries[i];
+        *ret_n = e->n_feat;
+        return e->feat;
 }
 
 ssize_t corpus_disk_cover(Corpus *c, uint8_t *want)
 {
         uint32_t *holders = calloc(c->n_feat ? c->n_feat : 1, sizeof(*holders));
-        uint32_t *order = malloc((c->n ? c->n : 1) * sizeof(*order));
-        size_t n = 0;
-        ssize_t kept = 0;
-        if (!holders || !order) {
+        size_t *order = malloc((c->n ? c->n : 1) * sizeof(*order));
+        bool *keep = calloc(c->n ? c->n : 1, sizeof(*keep));
+        size_t n = 0, pinned = 0;
+        if (!holders || !order || !keep) {
                 free(holders);
                 free(order);
+                free(keep);
                 return -ENOMEM;
         }
         for (size_t i = 0; i < c->n; i++) {
@@ -831,42 +832,21 @@ ssize_t corpus_disk_cover(Corpus *c, uint8_t *want)
                 if (!e->filed || !(entry_active(c, e) || e->seed))
                         continue;
                 if (e->known == ENTRY_FEATURES_COMPLETE) {
-                        want[i] = CORPUS_COVER_OUT;
-                        order[n++] = (uint32_t)i;
+                        order[n++] = i;
                         continue;
                 }
                 /* Features not all known: nothing can stand in for it. */
                 want[i] = CORPUS_COVER_IN;
-                kept++;
-                for (uint32_t k = 0; k < e->n_feat; k++)
-                        holders[e->feat[k]]++;
+                pinned++;
+                featcover_pin(holders, e->feat, e->n_feat);
         }
         cover_corpus = c;
         qsort(order, n, sizeof(*order), cover_cmp);
-        for (size_t j = 0; j < n; j++) {
-                const Entry *e = &c->entries[order[j]];
-                bool adds = false;
-                for (uint32_t k = 0; k < e->n_feat && !adds; k++)
-                        adds = holders[e->feat[k]] == 0;
-                if (!adds)
-                        continue;
-                want[order[j]] = CORPUS_COVER_IN;
-                kept++;
-                for (uint32_t k = 0; k < e->n_feat; k++)
-                        holders[e->feat[k]]++;
-        }
-        /* A short input kept first may have its features all reached by
-         * longer ones kept after it: the longest such go again. */
-        for (size_t j = n; j-- > 0;) {
-                const Entry *e = &c->entries[order[j]];
-                if (want[order[j]] != CORPUS_COVER_IN || !cover_redundant(holders, e))
-                        continue;
-                want[order[j]] = CORPUS_COVER_OUT;
-                kept--;
-                for (uint32_t k = 0; k < e->n_feat; k++)
-                        holders[e->feat[k]]--;
-        }
+        size_t kept = featcover_select(order, n, cover_features, c, holders, keep);
+        for (size_t j = 0; j < n; j++)
+                want[order[j]] = keep[order[j]] ? CORPUS_COVER_IN : CORPUS_COVER_OUT;
+        free(keep);
         free(order);
         free(holders);
-        return kept;
+        return (ssize_t)(pinned + kept);
 }

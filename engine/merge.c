@@ -44,6 +44,7 @@
 
 #include "core/clock.h"
 #include "core/coverage.h"
+#include "core/featcover.h"
 #include "core/fsutil.h"
 #include "core/hash.h"
 #include "core/log.h"
@@ -64,7 +65,6 @@
 #define MERGE_CHECKPOINT_SHARE 20    /* ... and after 20 times what the last write took */
 #define MERGE_FAILS_SHOWN 20         /* skipped inputs named one by one */
 #define MERGE_WORKER_RESTARTS 3      /* a worker lost this often in a row ends the merge */
-#define MERGE_PINNED UINT32_MAX      /* a feature the output corpus has */
 /* A batch lasts about this long (from the inputs' speed so far), so that
  * a killed merge loses little and a slow input's batch stays short. */
 #define MERGE_BATCH_MS 250.0
@@ -744,17 +744,17 @@ static int candidate_cmp(const void *a, const void *b)
         return strcmp(x->name, y->name);
 }
 
-/* Whether every feature of @e has another holder. */
-static bool merge_redundant(const uint32_t *holders, const MergeCtlEntry *e)
+/* A candidate's features, for featcover_select. */
+static const uint32_t *merge_features(const void *ctx, size_t i, uint32_t *ret_n)
 {
-        for (uint32_t k = 0; k < e->n_ft; k++)
-                if (holders[e->ft[k]] < 2)
-                        return false;
-        return true;
+        const MergeCtlEntry *e = &((const MergeCtl *)ctx)->e[i];
+        *ret_n = e->n_ft;
+        return e->ft;
 }
 
-/* Sets @keep for the inputs to add. holders[f] counts the kept inputs
- * that reach feature f (MERGE_PINNED: the output corpus has it). */
+/* Sets @keep for the inputs to add (core/featcover.h). holders[f] counts
+ * the kept inputs that reach feature f (FEATCOVER_PINNED: the output corpus
+ * has it). */
 static int merge_select(Merge *m, bool *keep)
 {
         size_t nf = m->counters * 8, n = 0;
@@ -770,31 +770,16 @@ static int merge_select(Merge *m, bool *keep)
                 if (e->state != MERGECTL_DONE || !e->n_ft || e->ft[e->n_ft - 1] >= nf)
                         continue;
                 if (i < m->cur.m)
-                        for (uint32_t k = 0; k < e->n_ft; k++)
-                                holders[e->ft[k]] = MERGE_PINNED;
+                        featcover_pin(holders, e->ft, e->n_ft);
                 else
                         order[n++] = i;
         }
         sort_ctl = &m->cur;
         qsort(order, n, sizeof(*order), candidate_cmp);
-        for (size_t j = 0; j < n; j++) {
-                const MergeCtlEntry *e = &m->cur.e[order[j]];
-                for (uint32_t k = 0; k < e->n_ft && !keep[order[j]]; k++)
-                        keep[order[j]] = holders[e->ft[k]] == 0;
-                for (uint32_t k = 0; keep[order[j]] && k < e->n_ft; k++)
-                        holders[e->ft[k]] += holders[e->ft[k]] != MERGE_PINNED;
-        }
-        for (size_t j = n; j-- > 0;) {
-                const MergeCtlEntry *e = &m->cur.e[order[j]];
-                if (!keep[order[j]] || !merge_redundant(holders, e))
-                        continue;
-                keep[order[j]] = false;
-                for (uint32_t k = 0; k < e->n_ft; k++)
-                        holders[e->ft[k]] -= holders[e->ft[k]] != MERGE_PINNED;
-        }
+        (void)featcover_select(order, n, merge_features, &m->cur, holders, keep);
         for (size_t f = 0; f < nf; f++) {
                 m->res->features += holders[f] != 0;
-                m->res->new_features += holders[f] != 0 && holders[f] != MERGE_PINNED;
+                m->res->new_features += holders[f] != 0 && holders[f] != FEATCOVER_PINNED;
         }
         /* A feature is a counter's hit-count bucket (id = counter * 8 +
          * bucket): an edge is one of the target's counters (they come
@@ -804,7 +789,7 @@ static int merge_select(Merge *m, bool *keep)
                 bool held = false, pinned = false;
                 for (size_t b = 0; b < 8; b++) {
                         held = held || holders[c * 8 + b] != 0;
-                        pinned = pinned || holders[c * 8 + b] == MERGE_PINNED;
+                        pinned = pinned || holders[c * 8 + b] == FEATCOVER_PINNED;
                 }
                 m->res->edges += held;
                 m->res->new_edges += held && !pinned;
