@@ -625,10 +625,10 @@ static void cover_disk(Coordinator *c, bool last)
          * none goes this time. */
         bool all_in = true;
         for (size_t i = 0; i < n; i++) {
-                size_t len;
-                const uint8_t *data = corpus_get(c->corpus, i, &len);
                 if (want[i] != CORPUS_COVER_IN || corpus_on_disk(c->corpus, i))
                         continue;
+                size_t len;
+                const uint8_t *data = corpus_get(c->corpus, i, &len);
                 if (corpusw_put(c->corpus_w, data, len) < 0) {
                         all_in = false;
                         continue;
@@ -638,10 +638,10 @@ static void cover_disk(Coordinator *c, bool last)
                 c->covered_in++;
         }
         for (size_t i = 0; i < n && all_in; i++) {
-                size_t len;
-                const uint8_t *data = corpus_get(c->corpus, i, &len);
                 if (want[i] != CORPUS_COVER_OUT || !corpus_on_disk(c->corpus, i))
                         continue;
+                size_t len;
+                const uint8_t *data = corpus_get(c->corpus, i, &len);
                 corpusw_remove(c->corpus_w, data, len);
                 corpus_mark_on_disk(c->corpus, i, false);
                 c->files_removed++;
@@ -1609,6 +1609,38 @@ static void shutdown_all(Coordinator *c)
         helperq_stop(c->san_helperq);
 }
 
+/* The schedule (which takes the seeds) and the corpus, in memory and
+ * under the output directory. Returns 0 or a negative errno after one line
+ * for a person. */
+static int plan_run(Coordinator *c)
+{
+        SfRunConfig *cfg = c->cfg;
+        int r;
+
+        size_t n_seeds = c->n_seeds;
+        r = schedule_new(&c->sched, &c->layout, cfg->seed, &c->seeds, n_seeds, cfg->workers);
+        if (r < 0) {
+                log_error("cannot plan the run: %s", strerror(-r));
+                return r;
+        }
+        c->n_seeds = 0; /* the schedule owns them */
+        /* A deterministic run (a seed and one worker): nothing that steers
+         * the run may come from the clock, so batch lengths and energies
+         * follow the inputs' estimated work (find_work_ns). */
+        c->deterministic = cfg->deterministic || cfg->reproducible;
+        schedule_set_deterministic(c->sched, c->deterministic);
+        char corpus_dir[4096];
+        corpus_out_dir(c, corpus_dir, sizeof(corpus_dir));
+        r = corpus_new(&c->corpus, corpus_dir);
+        if (r < 0) {
+                log_error("cannot create %s: %s; choose another output directory with --out",
+                          corpus_dir, strerror(-r));
+                return r == -ENOMEM ? r : -EINVAL;
+        }
+        corpus_set_keep_seeds(c->corpus, cfg->keep_seeds);
+        return 0;
+}
+
 /* Everything a run needs before any process starts: the dictionaries (a
  * malformed one is refused before the output directory is touched), the
  * output directory, the seeds, the schedule, the corpus and the coverage
@@ -1652,27 +1684,9 @@ static int coordinator_init(Coordinator *c)
                 log_error("--max-len %zu is out of range", cfg->max_len);
                 return -EINVAL;
         }
-        size_t n_seeds = c->n_seeds;
-        r = schedule_new(&c->sched, &c->layout, cfg->seed, &c->seeds, n_seeds, cfg->workers);
-        if (r < 0) {
-                log_error("cannot plan the run: %s", strerror(-r));
+        r = plan_run(c);
+        if (r < 0)
                 return r;
-        }
-        c->n_seeds = 0; /* the schedule owns them */
-        /* A deterministic run (a seed and one worker): nothing that steers
-         * the run may come from the clock, so batch lengths and energies
-         * follow the inputs' estimated work (find_work_ns). */
-        c->deterministic = cfg->deterministic || cfg->reproducible;
-        schedule_set_deterministic(c->sched, c->deterministic);
-        char corpus_dir[4096];
-        corpus_out_dir(c, corpus_dir, sizeof(corpus_dir));
-        r = corpus_new(&c->corpus, corpus_dir);
-        if (r < 0) {
-                log_error("cannot create %s: %s; choose another output directory with --out",
-                          corpus_dir, strerror(-r));
-                return r == -ENOMEM ? r : -EINVAL;
-        }
-        corpus_set_keep_seeds(c->corpus, cfg->keep_seeds);
         if (stat(cfg->target_abs, &c->target_st) < 0) {
                 int r2 = -errno;
                 log_error("%s: %s", cfg->target, strerror(errno));
