@@ -9,10 +9,12 @@ cd "$(dirname "$0")/.."
 # cppcheck: scripts/lint.sh, which CI runs; python3-yaml: tests/ci/test_recipes.py
 # reads the CI recipes in docs/ci/ with a real YAML parser (/usr/bin/python3). afl++: afl-fuzz and
 # afl-clang-fast, for the sync test with a real AFL++ instance
-# (tests/test_sync.c). help2man and python3: the man page (data/meson.build);
+# (tests/test_sync.c); afl++-doc: the dictionaries AFL++ ships, which
+# tests/test_dict.c loads one by one (the test skips without them, and
+# --no-install-recommends leaves them out). help2man and python3: the man page (data/meson.build);
 # groff-base: tests/test_install.c renders it.
 packages=(meson ninja-build pkg-config gcc clang clang-format clang-tidy cppcheck
-          libclang-rt-14-dev libseccomp-dev libcjson-dev libcriterion-dev llvm git afl++
+          libclang-rt-14-dev libseccomp-dev libcjson-dev libcriterion-dev llvm git afl++ afl++-doc
           python3 python3-yaml help2man groff-base)
 # The SARIF and JUnit tests (tests/test_sarif.c): nodejs and npm install
 # Microsoft's SARIF validator (tests/sarif/package.json, below; its .NET
