@@ -189,7 +189,8 @@ void sanreport_symbolize(cJSON *crash)
                         cJSON_AddStringToObject(f, "path", self);
                 }
         }
-        symbolize_frames(frames, false);
+        /* One symbolizer run gives the frames' locations and what was
+         * inlined into them (starting it is most of a report's time). */
         symbolize_frames_inlined(frames);
 }
 

@@ -339,43 +339,70 @@ int symbolize_frames(cJSON *frames, bool target_only)
         return done;
 }
 
+/* The most lines of inlined code one address is read with. */
+#define SYMBOLIZE_INLINE_MAX 32
+
 /* The symbolizer's answer for one address with inlining: pairs of lines
  * (function, file:line:col), innermost first, the last one the function
- * the code is in; a blank line ends it. Adds the inlined ones to @f. */
-static void add_inlined(cJSON *f, char **cursor)
+ * the code is in; a blank line ends it. Returns the number of pairs read
+ * into @fn and @fl (pairs past @cap are read and dropped). */
+static int read_inline_group(char **cursor, char *fn[], char *fl[], int cap)
 {
-        cJSON *inl = NULL;
+        int n = 0;
         char *function, *fileline;
-        char *pending_fn = NULL, *pending_fl = NULL;
         while (**cursor && **cursor != '\n' && (function = next_line(cursor)) &&
                (fileline = next_line(cursor))) {
-                if (pending_fn) {
-                        if (!inl)
-                                inl = cJSON_AddArrayToObject(f, "inlined");
-                        cJSON *e = cJSON_CreateObject();
-                        if (inl && e) {
-                                set_location(e, pending_fn, pending_fl);
-                                cJSON_AddItemToArray(inl, e);
-                        } else {
-                                cJSON_Delete(e);
-                        }
+                if (n < cap) {
+                        fn[n] = function;
+                        fl[n] = fileline;
+                        n++;
+                } else {
+                        /* The outermost pair is the one that must stay. */
+                        fn[cap - 1] = function;
+                        fl[cap - 1] = fileline;
                 }
-                pending_fn = function;
-                pending_fl = fileline;
-        }
-        /* With inlined code, the frame's own line is the call's line. */
-        if (inl && pending_fl && strncmp(pending_fl, "??", 2) != 0) {
-                cJSON_DeleteItemFromObjectCaseSensitive(f, "file");
-                cJSON_DeleteItemFromObjectCaseSensitive(f, "line");
-                set_location(f, NULL, pending_fl);
         }
         while (**cursor == '\n')
                 (*cursor)++;
+        return n;
+}
+
+/* Adds what one address's answer says to @f: for a frame no symbolizer
+ * has described yet, its plain location (what symbolize_frames() would
+ * give: the function the code is in, the innermost line), which is also
+ * cached for it; then the inlined functions, and the line of the
+ * outermost inlined call as the frame's own. */
+static void add_inlined(cJSON *f, unsigned long long offset, char *fn[], char *fl[], int n)
+{
+        if (n == 0)
+                return;
+        if (!cJSON_GetObjectItemCaseSensitive(f, "function") &&
+            !cJSON_GetObjectItemCaseSensitive(f, "file")) {
+                set_location(f, fn[n - 1], fl[0]);
+                cache_put(msg_str(f, "path", ""), offset, fn[n - 1], fl[0]);
+        }
+        if (n == 1)
+                return;
+        cJSON *inl = cJSON_AddArrayToObject(f, "inlined");
+        for (int i = 0; inl && i < n - 1; i++) {
+                cJSON *e = cJSON_CreateObject();
+                if (!e)
+                        break;
+                set_location(e, fn[i], fl[i]);
+                cJSON_AddItemToArray(inl, e);
+        }
+        /* With inlined code, the frame's own line is the call's line. */
+        if (strncmp(fl[n - 1], "??", 2) != 0) {
+                cJSON_DeleteItemFromObjectCaseSensitive(f, "file");
+                cJSON_DeleteItemFromObjectCaseSensitive(f, "line");
+                set_location(f, NULL, fl[n - 1]);
+        }
 }
 
 int symbolize_frames_inlined(cJSON *frames)
 {
         cJSON *todo[SYMBOLIZE_MAX_FRAMES];
+        unsigned long long todo_off[SYMBOLIZE_MAX_FRAMES];
         int n = 0, index = 0;
         size_t cap = 64 * 1024, len = 0;
         cJSON *f;
@@ -399,6 +426,7 @@ int symbolize_frames_inlined(cJSON *frames)
                 if (w < 0 || (size_t)w >= cap - len)
                         break;
                 len += (size_t)w;
+                todo_off[n] = o;
                 todo[n++] = f;
         }
         char *const argv[] = {symbolizer_path,           (char *)"--output-style=LLVM",
@@ -410,8 +438,11 @@ int symbolize_frames_inlined(cJSON *frames)
                 return 0;
         char *cursor = out;
         int done = 0;
-        for (int i = 0; i < n && *cursor; i++, done++)
-                add_inlined(todo[i], &cursor);
+        for (int i = 0; i < n && *cursor; i++, done++) {
+                char *fn[SYMBOLIZE_INLINE_MAX], *fl[SYMBOLIZE_INLINE_MAX];
+                int pairs = read_inline_group(&cursor, fn, fl, SYMBOLIZE_INLINE_MAX);
+                add_inlined(todo[i], todo_off[i], fn, fl, pairs);
+        }
         free(out);
         return done;
 }

@@ -31,8 +31,10 @@ int symbolize_frames(cJSON *frames, bool target_only);
  * array of {function, file, line}, innermost first, as a sanitizer prints
  * them (one frame number, several lines). The frame's own "function" stays
  * the function the code is in; its "file" and "line" become the line of
- * the outermost inlined call. Returns the number of frames looked up; 0
- * without a symbolizer. */
+ * the outermost inlined call. A frame without a location yet also gets
+ * the one symbolize_frames() would give it, from the same symbolizer run:
+ * a report that wants both calls this alone. Returns the number of frames
+ * looked up; 0 without a symbolizer. */
 int symbolize_frames_inlined(cJSON *frames);
 
 /* Whether a symbolizer can be run. The first call that finds none prints
