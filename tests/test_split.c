@@ -149,17 +149,27 @@ Test(split, plain_build_alone_misses_it, .timeout = 120)
 }
 
 /* With --keep-going the sanitizer build meets its bug again and again (new
- * corpus entries, samples): one id, counted, one line. */
+ * corpus entries, samples): one id, counted, one line. Two seeds reach the
+ * bug, so it is met at least twice whatever the fuzzing finds in 5 s. */
 Test(split, a_sanitizer_crash_seen_again_keeps_its_id, .timeout = 120)
 {
-        char plain[4096], asan[4096];
+        char plain[4096], asan[4096], seed[4400];
         san_target("heap_read", false, plain, sizeof(plain));
         san_target("heap_read", true, asan, sizeof(asan));
         char *out = sf_tmpdir();
+        char *seeds = sf_tmpdir();
+        const char *const bugs[] = {"SAN!\x01", "SAN!\x02 and more"};
+        for (int i = 0; i < 2; i++) {
+                snprintf(seed, sizeof(seed), "%s/bug%d", seeds, i);
+                FILE *f = fopen(seed, "w");
+                cr_assert_not_null(f);
+                fputs(bugs[i], f);
+                fclose(f);
+        }
         const char *args[] = {
-            "run",       plain, "--sanitizer-target", asan, "--out",        out,
-            "--workers", "1",   "--max-total-time",   "5",  "--keep-going", "--no-screen",
-            NULL};
+            "run",         plain,       seeds, "--sanitizer-target", asan, "--out",
+            out,           "--workers", "1",   "--max-total-time",   "5",  "--keep-going",
+            "--no-screen", NULL};
         SfRun r;
         sf_run(&r, 60, args);
         cr_assert_eq(r.exit_code, 1, "crash found:\n%s", r.err);
@@ -180,6 +190,7 @@ Test(split, a_sanitizer_crash_seen_again_keeps_its_id, .timeout = 120)
         free(id);
         sf_run_free(&r);
         free(out);
+        free(seeds);
 }
 
 /* A seed that crashes the sanitizer build is caught by it even when the
