@@ -72,7 +72,11 @@ static __attribute__((noinline, cold)) void cmp_int_slow(uintptr_t pc, uint64_t 
 }
 
 /* One-byte comparisons only feed the value profile, and, when both
- * operands are computed, the equal-comparison counts (cmplog_eq()). */
+ * operands are computed, the equal-comparison counts (cmplog_eq()). So
+ * without the value profile const_cmp1 does nothing on any input (nor do
+ * gep, cmpf and cmpd below): the worker removes a dlopen()ed target's
+ * calls to them before the first runner (worker/cmpsites.c), and these
+ * definitions serve the targets it cannot patch. */
 SF_EXPORT void __sanitizer_cov_trace_cmp1(uint8_t a, uint8_t b);
 SF_EXPORT void __sanitizer_cov_trace_cmp1(uint8_t a, uint8_t b)
 {

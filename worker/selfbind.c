@@ -241,6 +241,36 @@ static bool object_references(const struct link_map *lm, const char *name)
         return false;
 }
 
+int selfbind_imports(void *handle, SelfbindImportFn fn, void *arg)
+{
+        struct link_map *first = NULL;
+        if (dlinfo(handle, RTLD_DI_LINKMAP, &first) < 0 || !first)
+                return -EINVAL;
+#ifdef SELFBIND_R_JUMP_SLOT
+        for (const struct link_map *lm = first; lm; lm = lm->l_next) {
+                DynInfo di;
+                if (!dyn_info(lm, &di))
+                        continue;
+                for (int t = 0; t < 2; t++) {
+                        for (size_t i = 0; i < di.rela_n[t]; i++) {
+                                const ElfW(Rela) *r = &di.rela[t][i];
+                                unsigned type = (unsigned)ELF64_R_TYPE(r->r_info);
+                                size_t sym = ELF64_R_SYM(r->r_info);
+                                if ((type != SELFBIND_R_JUMP_SLOT && type != SELFBIND_R_GLOB_DAT) ||
+                                    !sym || di.symtab[sym].st_shndx != SHN_UNDEF)
+                                        continue;
+                                fn(lm, di.strtab + di.symtab[sym].st_name,
+                                   (void **)(lm->l_addr + r->r_offset), arg);
+                        }
+                }
+        }
+#else
+        (void)fn;
+        (void)arg;
+#endif
+        return 0;
+}
+
 bool selfbind_references(void *handle, const char *name)
 {
         struct link_map *first = NULL;

@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <link.h>
 #include <stdbool.h>
 
 /* Rebinds the GOT slots of the target @handle (and of the libraries its
@@ -17,3 +18,12 @@ int selfbind_apply(void *handle, unsigned *ret_rebound);
  * through its GOT (a symbol it uses and does not define: one of the
  * SanitizerCoverage callbacks, say). */
 bool selfbind_references(void *handle, const char *name);
+
+/* Calls @fn for every GOT slot (JUMP_SLOT, GLOB_DAT) of the target
+ * @handle and of the libraries its dlopen loaded whose symbol the object
+ * does not define: @lm the object, @name the symbol, @slot the slot (which
+ * holds the address the dynamic linker bound it to). 0 or a negative
+ * errno. */
+typedef void (*SelfbindImportFn)(const struct link_map *lm, const char *name, void **slot,
+                                 void *arg);
+int selfbind_imports(void *handle, SelfbindImportFn fn, void *arg);

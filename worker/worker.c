@@ -50,6 +50,7 @@
 #include "worker/selfbind.h"
 #include "worker/worker.h"
 #include "worker/cmplog.h"
+#include "worker/cmpsites.h"
 #include "worker/outsink.h"
 #include "worker/stackdepth.h"
 #include "core/coverage.h"
@@ -1203,6 +1204,22 @@ static int worker_setup(Worker *w)
         return r;
 }
 
+/* The target's calls to comparison hooks that do nothing in this run are
+ * removed (worker/cmpsites.h). A failure is said, not fatal: the calls
+ * left in place still reach the hooks. */
+static void worker_cmpsites(Worker *w)
+{
+        unsigned patched = 0;
+        if (!w->handle)
+                return;
+        int r = cmpsites_patch_idle(w->handle, w->args.value_profile, &patched);
+        if (r < 0)
+                fprintf(stderr,
+                        "snapfuzz: warning: %s: cannot remove the calls to idle comparison "
+                        "hooks: %s\n",
+                        w->args.target, strerror(-r));
+}
+
 /* After the target's initialization, which runs with the worker's full
  * view of the host (files, network): the sandbox is made ready for the
  * runners. 0 or a negative errno, after telling whoever started us. */
@@ -1220,6 +1237,7 @@ static int worker_prepare(Worker *w)
         if (w->args.value_profile)
                 cmplog_value_profile_enable();
         cmplog_eq_enable();
+        worker_cmpsites(w);
         stackdepth_enable();
         if (w->coverage->counters == 0)
                 w->coverage->counters = coverage_counters();
