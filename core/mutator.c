@@ -870,6 +870,64 @@ static size_t op_cmp_mem(Mutation *m)
         return res;
 }
 
+/* A run length a comparison asked for: the constant operand of an integer
+ * entry (either operand of a computed comparison), or its neighbour, when
+ * it is from 1 to max_len. The search starts at a random entry and takes
+ * the first that qualifies, so that the many entries too large to be a
+ * length (magic numbers) do not make the operator miss. 0: none. */
+static size_t cmp_run_length(Mutation *m, const CmpTable *t)
+{
+        uint32_t n = t->n_int < CMPTABLE_INTS ? t->n_int : CMPTABLE_INTS;
+        if (n == 0)
+                return 0;
+        uint32_t first = prng_below(m->rng, n);
+        uint32_t r = prng_next32(m->rng);
+        for (uint32_t k = 0; k < n; k++) {
+                const CmpIntEntry *e = &t->ints[(first + k) % n];
+                bool use_a = !(e->flags & CMPTABLE_F_CONST) && (r & 1);
+                uint64_t v = (use_a ? e->a : e->b) & width_mask(e->width ? e->width : 8);
+                /* Mostly the operand itself; a limit checked with > or <
+                 * is one past or one short of it. */
+                unsigned offset = (r >> 1) % 4;
+                v = offset == 2 ? v + 1 : offset == 3 ? v - 1 : v;
+                if (v >= 1 && v <= m->max_len)
+                        return (size_t)v;
+        }
+        return 0;
+}
+
+/* Sets the length of a run of one byte value (the one through a random
+ * position, often a single byte) to a length a comparison asked for: a
+ * nesting limit compared with a depth, or a count with a bound, is no byte
+ * of the input, but N repeats of an opening byte reach it. The bytes after
+ * the run stay as they were, so what follows the Nth repeat is the byte
+ * that followed the run. */
+static size_t op_cmp_run(Mutation *m)
+{
+        const CmpTable *t = m->ctx->cmp;
+
+        if (!t || m->len == 0)
+                return SIZE_MAX;
+        size_t want = cmp_run_length(m, t);
+        size_t at = rand_below(m->rng, m->len);
+        if (want == 0)
+                return SIZE_MAX;
+        uint8_t *d = m->data;
+        size_t s = at, e = at + 1;
+        while (s > 0 && d[s - 1] == d[at])
+                s--;
+        while (e < m->len && d[e] == d[at])
+                e++;
+        size_t run = e - s;
+        if (want == run || m->len - run > m->max_len - want)
+                return SIZE_MAX;
+        uint8_t b = d[at];
+        memmove(d + s + want, d + e, m->len - e);
+        if (want > run)
+                memset(d + e, b, want - run);
+        return m->len - run + want;
+}
+
 static const struct {
         const char *name;
         MutatorFn fn;
@@ -897,6 +955,7 @@ static const struct {
     [MUTATOR_OP_DICT_OVERWRITE] = {"dict_overwrite", op_dict_overwrite},
     [MUTATOR_OP_CMP_INT] = {"cmp_int", op_cmp_int},
     [MUTATOR_OP_CMP_MEM] = {"cmp_mem", op_cmp_mem},
+    [MUTATOR_OP_CMP_RUN] = {"cmp_run", op_cmp_run},
 };
 
 _Static_assert(ARRAY_SIZE(mutator_ops) == MUTATOR_OP__COUNT, "one table entry per MutatorOp");
@@ -981,13 +1040,14 @@ _Static_assert(MUTATOR_OP_CROSSOVER_OVERWRITE == MUTATOR_OP_CROSSOVER_INSERT + 1
                    MUTATOR_OP_DICT_OVERWRITE == MUTATOR_OP_CROSSOVER_INSERT + 4 &&
                    MUTATOR_OP_CMP_INT == MUTATOR_OP_CROSSOVER_INSERT + 5 &&
                    MUTATOR_OP_CMP_MEM == MUTATOR_OP_CROSSOVER_INSERT + 6 &&
-                   MUTATOR_OP__COUNT == MUTATOR_OP_CROSSOVER_INSERT + 7,
+                   MUTATOR_OP_CMP_RUN == MUTATOR_OP_CROSSOVER_INSERT + 7 &&
+                   MUTATOR_OP__COUNT == MUTATOR_OP_CROSSOVER_INSERT + 8,
                "context-dependent operators come last: crossover, dictionary, comparisons");
 
 static inline MutatorOp pick_op(SfPrng *rng, bool has_partner, bool has_dict, bool has_cmp)
 {
         uint32_t n = (uint32_t)MUTATOR_OP_CROSSOVER_INSERT + (has_partner ? 3u : 0u) +
-                     (has_dict ? 2u : 0u) + (has_cmp ? 2u : 0u);
+                     (has_dict ? 2u : 0u) + (has_cmp ? 3u : 0u);
         uint32_t i = prng_below(rng, n);
 
         if (i >= MUTATOR_OP_CROSSOVER_INSERT && !has_partner)

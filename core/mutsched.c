@@ -59,7 +59,7 @@ static void update_weights(MutSched *s)
         }
 }
 
-void mutsched_batch_done(MutSched *s, const RecordHeader *h, uint64_t execs, uint64_t new_finds)
+void mutsched_batch_done(MutSched *s, const RecordHeader *h, uint64_t execs, uint64_t last_find)
 {
         for (unsigned op = 0; op < MUTATOR_OP__COUNT; op++) {
                 s->applied[op] = s->applied[op] * MUTSCHED_DECAY + h->op_applied[op];
@@ -67,11 +67,15 @@ void mutsched_batch_done(MutSched *s, const RecordHeader *h, uint64_t execs, uin
         }
         update_weights(s);
 
-        if (new_finds) {
-                s->stalled = 0;
-                return;
-        }
-        s->stalled += execs;
+        /* A find resets the stall to the executions after it, as
+         * libFuzzer counts from its last corpus update: a batch runs
+         * thousands of inputs, and when most batches find something
+         * (a depth that grows by an eighth at a time), dropping each
+         * batch's tail held the limit still. */
+        if (last_find)
+                s->stalled = execs > last_find ? execs - last_find : 0;
+        else
+                s->stalled += execs;
         for (;;) {
                 unsigned lg = log2_floor(s->len_limit);
                 uint64_t need = (uint64_t)MUTSCHED_LEN_STALL * (lg ? lg : 1);

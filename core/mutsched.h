@@ -14,9 +14,12 @@
 #include "snapfuzz/record.h"
 
 /* Stalled executions per step of the length limit, times log2(limit):
- * libFuzzer's 100, scaled for a loop that runs several times as many
- * inputs per second and steers in batches. */
-#define MUTSCHED_LEN_STALL 1000u
+ * libFuzzer's 100. It was 1000, scaled for a loop that runs more inputs a
+ * second, but the limit is what a campaign's executions are spent under,
+ * not its seconds: on a deeply nesting target the inputs grow only as fast
+ * as the limit, and at 1000 snapfuzz needed ten times libFuzzer's
+ * executions to nest 2500 deep (bench/results/depth-2026-12-07.md). */
+#define MUTSCHED_LEN_STALL 100u
 /* The lowest weight an operator keeps, out of 255: every operator stays
  * in the draw, so one that starts paying off again is noticed. */
 #define MUTSCHED_MIN_WEIGHT 16u
@@ -36,6 +39,7 @@ typedef struct MutSched {
 void mutsched_init(MutSched *s, size_t max_len, size_t longest_seed);
 
 /* Learns from a finished fuzz batch: its record header (the runner's
- * operator figures), how many inputs it ran and whether it found new
- * coverage. Updates the limit and the weights. */
-void mutsched_batch_done(MutSched *s, const RecordHeader *h, uint64_t execs, uint64_t new_finds);
+ * operator figures), how many inputs it ran and the iteration (1-based) of
+ * its last input with new coverage, 0 when none had any. Updates the limit
+ * and the weights. */
+void mutsched_batch_done(MutSched *s, const RecordHeader *h, uint64_t execs, uint64_t last_find);

@@ -429,6 +429,27 @@ size_t schedule_find_base(const SchedulePlan *plan, uint64_t iteration)
         return plan->bases[(iteration - 1) / SCHEDULE_CHAIN_LEN % plan->n_bases];
 }
 
+/* The iteration of the batch's last input with new coverage (its find
+ * slots are still in the record @h heads), 0 when none had any. */
+static uint64_t batch_last_find(const Schedule *s, const RecordHeader *h)
+{
+        if (!h->new_features)
+                return 0;
+        void *region = (void *)(uintptr_t)h;
+        const RecordFinds *f = record_finds(region, &s->layout);
+        uint32_t used = __atomic_load_n(&f->used, __ATOMIC_ACQUIRE);
+        if (used > RECORD_FINDS_SLOTS)
+                used = RECORD_FINDS_SLOTS;
+        uint64_t last = 0;
+        for (uint32_t i = 0; i < used; i++) {
+                const RecordFindSlot *fs = record_find_slot(region, &s->layout, i);
+                if (!(fs->flags & (RECORD_FIND_F_KNOWN | RECORD_FIND_F_SMALLER)) &&
+                    fs->iteration > last)
+                        last = fs->iteration;
+        }
+        return last ? last : 1;
+}
+
 void schedule_batch_done(Schedule *s, Corpus *corpus, SchedulePlan *plan, const RecordHeader *h,
                          uint64_t count, double ms, double loop_ms)
 {
@@ -442,7 +463,7 @@ void schedule_batch_done(Schedule *s, Corpus *corpus, SchedulePlan *plan, const 
                 plan->overhead_ms = plan->overhead_ms > 0
                                         ? 0.8 * plan->overhead_ms + 0.2 * (ms - loop_ms)
                                         : ms - loop_ms;
-        mutsched_batch_done(&s->mutsched, h, count, h->new_features);
+        mutsched_batch_done(&s->mutsched, h, count, batch_last_find(s, h));
         for (unsigned i = 0; i < plan->n_bases; i++)
                 corpus_note_batch(corpus, plan->bases[i], count / plan->n_bases,
                                   plan->base_finds[i]);

@@ -55,7 +55,9 @@ static void cmp_fixture(void)
         cmp_table.ints[0] = int_entry(0x11223344, 0xdeadbeef, 4, CMPTABLE_F_CONST);
         cmp_table.ints[1] = int_entry(0x4142, 0x5a5b, 2, 0);
         cmp_table.ints[2] = int_entry(0x0102030405060708, 0xcafebabefeedface, 8, 0);
-        cmp_table.n_int = 3;
+        /* A depth compared with a nesting limit: a run length for cmp_run. */
+        cmp_table.ints[3] = int_entry(5, 12, 4, CMPTABLE_F_CONST);
+        cmp_table.n_int = 4;
         cmp_table.mems[0] = mem_entry("ABCDEFGH", "SNAPFUZZ", 0);
         cmp_table.mems[1] = mem_entry("helo", "hello", CMPTABLE_F_STRING);
         cmp_table.mems[2] = mem_entry("", "needle", CMPTABLE_F_TOKEN);
@@ -1121,6 +1123,68 @@ Test(mutator, cmp_mem_places_a_needle_inserted_or_overwriting)
         cr_expect_gt(overwritten, 50);
 }
 
+/* The nesting limit is compared with a depth, not with a byte: cmp_run
+ * makes the run through a random position as long as the constant (or one
+ * more or one less), and keeps what followed the run, here the '{' that
+ * must come after exactly that many '['. */
+Test(mutator, cmp_run_sets_a_run_to_a_compared_length)
+{
+        MutatorCtx ctx = one_int(int_entry(3, 40, 4, CMPTABLE_F_CONST));
+        static const uint8_t in[] = "x[[[{y";
+        int exact = 0, plus = 0, minus = 0;
+
+        for (uint64_t s = 0; s < 300; s++) {
+                uint8_t out[64];
+                size_t n = apply_once(MUTATOR_OP_CMP_RUN, &ctx, s, in, 6, out, sizeof(out));
+                /* The run of 'x', of '[', of '{' or of 'y' is 39, 40 or 41
+                 * long. */
+                cr_assert(n >= 6 - 3 + 39 && n <= 6 - 1 + 41, "length %zu", n);
+                bool brackets =
+                    out[0] == 'x' && out[1] == '[' && out[n - 2] == '{' && out[n - 1] == 'y';
+                for (size_t i = 1; brackets && i < n - 2; i++)
+                        brackets = out[i] == '[';
+                if (!brackets)
+                        continue; /* another byte's run */
+                exact += n - 3 == 40;
+                plus += n - 3 == 41;
+                minus += n - 3 == 39;
+        }
+        cr_expect_gt(exact, 20, "mostly the constant itself (%d)", exact);
+        cr_expect_gt(plus, 5);
+        cr_expect_gt(minus, 5);
+}
+
+Test(mutator, cmp_run_declines_a_length_that_does_not_fit)
+{
+        /* Magic numbers are no lengths; the only entry is one. */
+        MutatorCtx ctx = one_int(int_entry(0, 0xdeadbeef, 4, CMPTABLE_F_CONST));
+        uint8_t buf[16] = "[[[[{";
+        SfPrng r;
+        prng_seed(&r, 1, 2);
+        for (int i = 0; i < 100; i++)
+                cr_assert_eq(mutator_apply(MUTATOR_OP_CMP_RUN, &ctx, &r, buf, 5, sizeof(buf)),
+                             SIZE_MAX);
+        /* A limit of 40 does not fit 16 bytes, but one entry that does is
+         * found wherever the search starts. */
+        static CmpTable t;
+        t.ints[0] = int_entry(0, 40, 4, CMPTABLE_F_CONST);
+        t.ints[1] = int_entry(0, 0xdeadbeef, 4, CMPTABLE_F_CONST);
+        t.ints[2] = int_entry(2, 9, 4, CMPTABLE_F_CONST);
+        t.n_int = 3;
+        ctx.cmp = &t;
+        int applied = 0;
+        for (int i = 0; i < 100; i++) {
+                uint8_t out[16];
+                memcpy(out, buf, 5);
+                size_t n = mutator_apply(MUTATOR_OP_CMP_RUN, &ctx, &r, out, 5, sizeof(out));
+                if (n == SIZE_MAX)
+                        continue;
+                applied++;
+                cr_assert(n <= sizeof(out));
+        }
+        cr_expect_gt(applied, 50, "applied %d times", applied);
+}
+
 Test(mutator, comparison_operators_note_what_they_wrote)
 {
         MutatorTrace trace = {0};
@@ -1448,7 +1512,10 @@ Test(mutator, a_step_stacks_one_two_four_or_eight_operators, .init = fixture_ini
                 over_four += n > 4;
         }
         cr_expect(one > steps * 20 / 100 && one < steps * 32 / 100, "one operator %u times", one);
-        cr_expect(over_four > steps * 18 / 100 && over_four < steps * 26 / 100,
+        /* At most a binomial(steps, 1/4) count (eight drawn, five of them
+         * applied): 1000 +- 27, so 26% was one standard deviation and a
+         * new operator's draws crossed it. */
+        cr_expect(over_four > steps * 18 / 100 && over_four < steps * 28 / 100,
                   "more than four %u times", over_four);
         free(buf);
 }

@@ -35,21 +35,29 @@ Test(mutsched, the_length_limit_grows_only_while_coverage_stalls)
         mutsched_init(&s, 64, 100);
         cr_expect_eq(s.len_limit, 64, "never above max_len");
 
-        /* Finds keep it where it is, however many inputs ran. */
+        /* Finds at the end of each batch keep it where it is, however
+         * many inputs ran. */
         mutsched_init(&s, 4096, 32);
         for (int i = 0; i < 100; i++)
-                mutsched_batch_done(&s, &none, 1000000, 1);
+                mutsched_batch_done(&s, &none, 1000000, 1000000);
         cr_expect_eq(s.len_limit, 32);
 
-        /* A stall of 1000 * log2(32) inputs is one step of log2(32). */
-        mutsched_batch_done(&s, &none, 4999, 0);
+        /* A stall of 100 * log2(32) inputs is one step of log2(32). */
+        mutsched_batch_done(&s, &none, 499, 0);
         cr_expect_eq(s.len_limit, 32);
         mutsched_batch_done(&s, &none, 1, 0);
         cr_expect_eq(s.len_limit, 37);
         /* A find resets the stall. */
-        mutsched_batch_done(&s, &none, 4999, 0);
-        mutsched_batch_done(&s, &none, 10, 1);
-        mutsched_batch_done(&s, &none, 4999, 0);
+        mutsched_batch_done(&s, &none, 499, 0);
+        mutsched_batch_done(&s, &none, 10, 10);
+        mutsched_batch_done(&s, &none, 499, 0);
+        cr_expect_eq(s.len_limit, 37);
+        /* To the executions after it: a batch's tail after its last find
+         * stalls as much as a batch without one. */
+        mutsched_init(&s, 4096, 32);
+        mutsched_batch_done(&s, &none, 1000, 501);
+        cr_expect_eq(s.len_limit, 32);
+        mutsched_batch_done(&s, &none, 1, 0);
         cr_expect_eq(s.len_limit, 37);
 
         /* A long stall climbs step by step up to max_len, not past it. */
@@ -73,7 +81,7 @@ Test(mutsched, operators_that_find_get_more_weight)
         RecordHeader h =
             batch_figures(MUTATOR_OP_ARITH8, 100000, 50, MUTATOR_OP_SET_BYTE, 100000, 5);
         for (int i = 0; i < 20; i++)
-                mutsched_batch_done(&s, &h, 200000, 1);
+                mutsched_batch_done(&s, &h, 200000, 200000);
         cr_expect_eq(s.weights[MUTATOR_OP_ARITH8], 255);
         cr_expect_lt(s.weights[MUTATOR_OP_SET_BYTE], 60);
         cr_expect_geq(s.weights[MUTATOR_OP_SET_BYTE], MUTSCHED_MIN_WEIGHT);
@@ -87,7 +95,7 @@ Test(mutsched, operators_that_find_get_more_weight)
          * starts, the weights follow. */
         h = batch_figures(MUTATOR_OP_ARITH8, 100000, 0, MUTATOR_OP_SET_BYTE, 100000, 50);
         for (int i = 0; i < 200; i++)
-                mutsched_batch_done(&s, &h, 200000, 1);
+                mutsched_batch_done(&s, &h, 200000, 200000);
         cr_expect_eq(s.weights[MUTATOR_OP_SET_BYTE], 255);
         cr_expect_lt(s.weights[MUTATOR_OP_ARITH8], 40);
 

@@ -5,7 +5,11 @@
  * budget, and the stored input does nest that deep. Without the feature the
  * same run finds nothing in 120 s (checked by hand; see the README).
  *
- * The run's seed is SF_STACKDEPTH_SEED (printed), 1 by default.
+ * And the bug at exactly a nesting limit (tests/targets/nest_limit.c:
+ * exactly 1000 '[' then '{', cJSON's shape), which a run of '[' as long as
+ * the compared limit reaches (core/mutator.c, cmp_run).
+ *
+ * The runs' seed is SF_STACKDEPTH_SEED (printed), 1 by default.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -36,31 +40,41 @@ static unsigned nesting(const uint8_t *data, size_t len)
         return deepest;
 }
 
-Test(stackdepth, a_bug_behind_deep_recursion_is_found, .timeout = 300)
+/* Runs @target with one worker until it crashes, within @secs seconds;
+ * returns the output directory. */
+static char *run_to_crash(const char *dir, const char *target, const char *secs)
 {
         const char *seed = getenv("SF_STACKDEPTH_SEED");
         if (!seed || !*seed)
                 seed = "1";
-        fprintf(stderr, "stackdepth: seed %s (replay with SF_STACKDEPTH_SEED=%s)\n", seed, seed);
+        fprintf(stderr, "stackdepth: %s, seed %s (replay with SF_STACKDEPTH_SEED=%s)\n", target,
+                seed, seed);
 
-        char *dir = sf_tmpdir();
         char *out = path_join(dir, "out", "");
         SfRun r;
         const char *args[] = {"run",
-                              sf_target("deep_recursion"),
+                              sf_target(target),
                               "--out",
                               out,
                               "--workers",
                               "1",
                               "--max-total-time",
-                              "120",
+                              secs,
                               "--seed",
                               seed,
                               "--no-minimize",
                               NULL};
-        sf_run(&r, 220, args);
-        cr_assert_eq(r.exit_code, 1, "no crash within 120 s (exit %d):\n%s", r.exit_code, r.err);
+        sf_run(&r, 100 + atoi(secs), args);
+        cr_assert_eq(r.exit_code, 1, "no crash within %s s (exit %d):\n%s", secs, r.exit_code,
+                     r.err);
         sf_run_free(&r);
+        return out;
+}
+
+Test(stackdepth, a_bug_behind_deep_recursion_is_found, .timeout = 300)
+{
+        char *dir = sf_tmpdir();
+        char *out = run_to_crash(dir, "deep_recursion", "120");
 
         char *id = sf_only_crash(out);
         char *kind = sf_crash_field(out, id, "kind");
@@ -75,6 +89,19 @@ Test(stackdepth, a_bug_behind_deep_recursion_is_found, .timeout = 300)
         free(data);
         free(input);
         free(crashes);
+        free(kind);
+        free(id);
+        free(out);
+        free(dir);
+}
+
+Test(stackdepth, a_bug_at_exactly_a_nesting_limit_is_found, .timeout = 200)
+{
+        char *dir = sf_tmpdir();
+        char *out = run_to_crash(dir, "nest_limit", "60");
+        char *id = sf_only_crash(out);
+        char *kind = sf_crash_field(out, id, "kind");
+        cr_expect_str_eq(kind, "abort");
         free(kind);
         free(id);
         free(out);

@@ -28,7 +28,7 @@
  * New operators that need neither partner nor dictionary go before
  * MUTATOR_OP_CROSSOVER_INSERT; operators that need the comparison table go
  * last. */
-#define MUTATOR_VERSION 3u
+#define MUTATOR_VERSION 4u
 
 #define MUTATOR_DICT_MAX_TOKEN 64u
 #define MUTATOR_DICT_MAX_ENTRIES 4096u
@@ -65,6 +65,9 @@ typedef enum MutatorOp {
          * input and write the other in its place. */
         MUTATOR_OP_CMP_INT, /* integers: either byte order, narrowed, +-1 */
         MUTATOR_OP_CMP_MEM, /* memcmp and string operands, needles */
+        /* A run of one byte value made as long as an integer operand:
+         * N repeats of an opening byte for a depth compared with N. */
+        MUTATOR_OP_CMP_RUN,
         MUTATOR_OP__COUNT,
 } MutatorOp;
 
