@@ -96,6 +96,8 @@ Test(forksafe, a_workers_environment_is_built_without_touching_ours)
         cr_assert_not_null(asan);
         cr_expect_eq(strncmp(asan, "verbosity=0:", 12), 0, "%s", asan);
         cr_expect_not_null(strstr(asan, "max_allocation_size_mb=512"), "%s", asan);
+        /* A quarantine OSS-Fuzz's size, where the user named none. */
+        cr_expect_not_null(strstr(asan, ":quarantine_size_mb=10:"), "%s", asan);
         cr_expect_not_null(strstr(asan, "detect_leaks=1:leak_check_at_exit=0"), "%s", asan);
         const char *off = strstr(asan, "handle_segv=0"), *on = strstr(asan, "handle_segv=1");
         cr_expect(off && on && on > off, "%s", asan);
@@ -116,11 +118,21 @@ Test(forksafe, a_workers_environment_is_built_without_touching_ours)
         cr_expect_str_eq(getenv("LD_PRELOAD"), "/users/own.so");
         cr_expect_null(getenv("UBSAN_OPTIONS"));
 
+        /* The user's quarantine is the one in force. */
+        cr_assert_eq(setenv("ASAN_OPTIONS", "verbosity=0,quarantine_size_mb=256", 1), 0);
+        envp = sanitizer_env(&san, 0, true, false);
+        cr_assert_not_null(envp);
+        cr_expect_null(strstr(env_value(envp, "ASAN_OPTIONS"), "quarantine_size_mb=10"), "%s",
+                       env_value(envp, "ASAN_OPTIONS"));
+        sanitizer_env_free(envp);
+        cr_assert_eq(setenv("ASAN_OPTIONS", "verbosity=0", 1), 0);
+
         /* A plain target: no confirmation handlers, no leak checks. */
         SanitizerInfo plain = {0};
         envp = sanitizer_env(&plain, 0, false, false);
         cr_assert_not_null(envp);
         cr_expect_null(strstr(env_value(envp, "ASAN_OPTIONS"), "handle_segv=1"));
+        cr_expect_null(strstr(env_value(envp, "ASAN_OPTIONS"), "quarantine"));
         cr_expect_not_null(strstr(env_value(envp, "ASAN_OPTIONS"), "detect_leaks=0"));
         cr_expect_str_eq(env_value(envp, "LD_PRELOAD"), "/users/own.so");
         sanitizer_env_free(envp);
