@@ -152,6 +152,22 @@ Test(cmp, a_memcmp_or_strncmp_longer_than_the_table_keeps_is_found, .timeout = 2
         }
 }
 
+/* Comparisons of the input's value plus a constant (a dense switch's range
+ * check): found in 0.5-2.5 s by adding the operands' difference to a value
+ * in the input; writing the operand there instead, in none of 30 s. */
+Test(cmp, a_range_check_of_a_value_minus_a_constant_is_found, .timeout = 200)
+{
+        size_t len;
+        uint32_t a, b;
+        uint8_t *in = find_crash_within("cmp_offset", "13", "30", NULL, &len);
+        cr_assert_geq(len, 8, "seed 13");
+        memcpy(&a, in, 4);
+        memcpy(&b, in + 4, 4);
+        cr_expect_lt((uint32_t)(a - 0x7e57ab10u), 4u, "seed 13: the first field is a case");
+        cr_expect_lt((uint32_t)(b - 0x600df00du), 2u, "seed 13: the second is in its range");
+        free(in);
+}
+
 /* Eight bytes compared in a loop with sete and counted: found in 4-12 s
  * (3 M executions) on an idle machine by counting equal comparisons per
  * call site; without that, no feedback tells one more matching byte from

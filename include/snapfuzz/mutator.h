@@ -28,7 +28,7 @@
  * New operators that need neither partner nor dictionary go before
  * MUTATOR_OP_CROSSOVER_INSERT; operators that need the comparison table go
  * last. */
-#define MUTATOR_VERSION 3u
+#define MUTATOR_VERSION 4u
 
 #define MUTATOR_DICT_MAX_TOKEN 64u
 #define MUTATOR_DICT_MAX_ENTRIES 4096u
