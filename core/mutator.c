@@ -751,7 +751,8 @@ static size_t find_int(const Mutation *m, size_t start, const IntMove *mv, bool 
  * constant comparison), a byte order, an offset of -1, 0 or +1 and maybe a
  * narrower width; finds the one operand in the input (trying the other
  * direction too) and writes the other operand there, or at a random place
- * when neither is anywhere. One byte order per call keeps the search to two
+ * when neither is anywhere (half of those times adding the difference of
+ * the operands to the value there instead). One byte order per call keeps the search to two
  * scans of the input at most; the other order is another call's draw. */
 static size_t op_cmp_int(Mutation *m)
 {
@@ -783,6 +784,7 @@ static size_t op_cmp_int(Mutation *m)
                 if (pos != SIZE_MAX)
                         mv = other;
         }
+        bool shift = false;
         if (pos == SIZE_MAX) {
                 /* The operand came from another input than this one (or
                  * was computed): the value still goes somewhere, as a
@@ -791,9 +793,17 @@ static size_t op_cmp_int(Mutation *m)
                 if (m->len < mv.width)
                         return SIZE_MAX;
                 pos = rand_below(m->rng, m->len - mv.width + 1);
+                shift = (r >> 6) & 1;
         }
         uint8_t rep[8] = {0};
-        store_uint(rep, mv.width, mv.to, big);
+        uint64_t to = mv.to;
+        /* Or the operand is the input's value plus a constant (x + k, or
+         * a switch or range check lowered to x - low <u n): adding the
+         * difference to the value at that place makes the target compute
+         * the wanted operand, where writing it there never would. */
+        if (shift)
+                to = load_uint(m->data + pos, mv.width, big) + (mv.to - mv.from);
+        store_uint(rep, mv.width, to & width_mask(mv.width), big);
         if (!overwrite(m, pos, rep, mv.width))
                 return SIZE_MAX;
         note_written(m, rep, mv.width);

@@ -46,8 +46,8 @@ static uint8_t *find_crash_within(const char *target, const char *seed, const ch
                               "1",   "--max-total-time", secs,    "--seed", seed,
                               NULL};
         sf_run(&r, atoi(secs) + 90, args);
-        cr_assert_eq(r.exit_code, 1, "%s: no crash within %s s (exit %d):\n%s", target, secs,
-                     r.exit_code, r.err);
+        cr_assert_eq(r.exit_code, 1, "%s (seed %s): no crash within %s s (exit %d):\n%s", target,
+                     seed, secs, r.exit_code, r.err);
         sf_run_free(&r);
         char *id = sf_only_crash(out);
         char *kind = sf_crash_field(out, id, "kind");
@@ -124,6 +124,47 @@ Test(cmp, a_memmem_needle_is_found, .timeout = 150)
         size_t len;
         uint8_t *in = find_crash_within("cmp_memmem", "8", "30", NULL, &len);
         cr_expect_not_null(memmem(in, len, "\x7f\x00\xfe\x01snapMEM\x80\x81", 13));
+        free(in);
+}
+
+/* A constant longer than the 32 bytes the comparison table keeps of an
+ * operand: each window of it is recorded, so input-to-state writes it all
+ * (about a second each on an idle machine; recorded from their start only,
+ * neither was found in 60 s: once the first window matched, nothing wrote
+ * the rest). */
+Test(cmp, a_memcmp_or_strncmp_longer_than_the_table_keeps_is_found, .timeout = 200)
+{
+        static const struct {
+                const char *target, *seed, *key;
+                size_t len;
+        } cases[] = {
+            {"cmp_long", "11", "memcmp-window|0123456789|abcdefghijklmnopqrstuvwxyz|end-of-key",
+             60},
+            {"cmp_long_strncmp", "12", "strncmp-window|ABCDEFGHIJKLMNOPQRSTUVWXYZ/tail-end", 48},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                size_t len;
+                uint8_t *in = find_crash_within(cases[i].target, cases[i].seed, "30", NULL, &len);
+                cr_assert_geq(len, cases[i].len, "%s, seed %s", cases[i].target, cases[i].seed);
+                cr_expect_arr_eq(in, cases[i].key, cases[i].len, "%s, seed %s", cases[i].target,
+                                 cases[i].seed);
+                free(in);
+        }
+}
+
+/* Comparisons of the input's value plus a constant (a dense switch's range
+ * check): found in 0.5-2.5 s by adding the operands' difference to a value
+ * in the input; writing the operand there instead, in none of 30 s. */
+Test(cmp, a_range_check_of_a_value_minus_a_constant_is_found, .timeout = 200)
+{
+        size_t len;
+        uint32_t a, b;
+        uint8_t *in = find_crash_within("cmp_offset", "13", "30", NULL, &len);
+        cr_assert_geq(len, 8, "seed 13");
+        memcpy(&a, in, 4);
+        memcpy(&b, in + 4, 4);
+        cr_expect_lt((uint32_t)(a - 0x7e57ab10u), 4u, "seed 13: the first field is a case");
+        cr_expect_lt((uint32_t)(b - 0x600df00du), 2u, "seed 13: the second is in its range");
         free(in);
 }
 

@@ -5,7 +5,9 @@
  * coverage instrumentation gets one warning line naming the flags to build
  * with, and --require-coverage makes it an error (exit 2); a harness that
  * needs a SanitizerCoverage callback snapfuzz does not define is refused
- * with one line naming the flags it supports.
+ * with one line naming the flags it supports; libFuzzer's extra counters
+ * (a section of the target's own counters) are read as features and
+ * zeroed before every input.
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -121,5 +123,41 @@ Test(instr, an_unsupported_coverage_callback_gets_a_hint_naming_the_supported_fl
                       strstr(r.err, "snapfuzz provides") &&
                       strstr(r.err, "gcc -fsanitize-coverage=trace-pc,trace-cmp"),
                   "the line says what is missing and what works:\n%s", r.err);
+        sf_run_free(&r);
+}
+
+/* A ladder only the target's extra counters show (no branch, no
+ * comparison per rung): found in about a second; before they were read,
+ * the target's check that they start at zero trapped on its second input
+ * and the ladder was never climbed. */
+Test(instr, libfuzzer_extra_counters_are_features_zeroed_before_each_input, .timeout = 200)
+{
+        static const uint8_t key[] = {0xc3, 0x1f, 0x88, 0x5a, 0x07, 0xe4,
+                                      0x39, 0xb6, 0x70, 0x2d, 0x9e, 0x41};
+        char out[512];
+        snprintf(out, sizeof(out), "%s/out", sf_tmpdir());
+        SfRun r;
+        const char *args[] = {
+            "run", sf_target("extra_counters"), "--out", out, "--workers", "1", "--seed",
+            "5",   "--max-total-time",          "60",    NULL};
+        sf_run(&r, 150, args);
+        cr_assert_eq(r.exit_code, 1, "extra_counters (seed 5): no crash within 60 s (exit %d):\n%s",
+                     r.exit_code, r.err);
+        char *id = sf_only_crash(out);
+        char *kind = sf_crash_field(out, id, "kind");
+        cr_expect_str_eq(kind, "abort", "seed 5: a trap says the counters were not zeroed");
+        char input[700];
+        snprintf(input, sizeof(input), "%s/crashes/%s/input", out, id);
+        size_t len;
+        uint8_t *in = sf_read(input, &len);
+        /* The rungs' bytes appear in order among its first 64 (others
+         * between them leave the walk where it is). */
+        size_t rung = 0;
+        for (size_t i = 0; in && i < len && i < 64 && rung < sizeof(key); i++)
+                rung += in[i] == key[rung];
+        cr_assert_eq(rung, sizeof(key), "seed 5: the stored input climbs the whole ladder");
+        free(in);
+        free(kind);
+        free(id);
         sf_run_free(&r);
 }

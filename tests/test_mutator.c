@@ -1033,32 +1033,50 @@ Test(mutator, cmp_int_tries_the_other_operand_and_narrower_widths)
         for (uint64_t s = 0; s < 400; s++) {
                 uint8_t out[12];
                 cr_assert_eq(apply_once(MUTATOR_OP_CMP_INT, &ctx, s, in, 12, out, 12), 12);
-                if (memcmp(out, in, 4) == 0 && memcmp(out + 5, in + 5, 7) == 0) {
-                        cr_expect(out[4] >= 'A' - 1 && out[4] <= 'A' + 1, "wrote 0x%02x", out[4]);
+                if (memcmp(out, in, 4) != 0 || memcmp(out + 5, in + 5, 7) != 0)
+                        continue;
+                /* Else a width missing everywhere added the operands'
+                 * difference at a random place: 'Z' + 0x19 (+-1). */
+                if (out[4] >= 'A' - 1 && out[4] <= 'A' + 1)
                         narrowed++;
-                }
+                else
+                        cr_expect(out[4] >= 0x72 && out[4] <= 0x74, "wrote 0x%02x", out[4]);
         }
         cr_expect_gt(narrowed, 100, "the byte was replaced %d times", narrowed);
 }
 
+/* An operand missing from the input is written at a random place, or (the
+ * operand may be the input's value plus a constant) the operands'
+ * difference is added to the value there, each about half of the time. */
 Test(mutator, cmp_int_places_an_operand_missing_from_the_input)
 {
-        MutatorCtx ctx =
-            one_int(int_entry(0x0102030405060708, 0xcafebabefeedface, 8, CMPTABLE_F_CONST));
+        const uint64_t from = 0x0102030405060708, to = 0xcafebabefeedface;
+        const uint64_t dots = 0x2e2e2e2e2e2e2e2e;
+        MutatorCtx ctx = one_int(int_entry(from, to, 8, CMPTABLE_F_CONST));
         uint8_t in[16];
         memset(in, '.', sizeof(in));
+        int placed = 0, shifted = 0;
 
         for (uint64_t s = 0; s < 300; s++) {
                 uint8_t out[16], le[8], be[8];
-                bool found = false;
+                bool found = false, moved = false;
                 cr_assert_eq(apply_once(MUTATOR_OP_CMP_INT, &ctx, s, in, 16, out, 16), 16);
-                for (int d = -1; d <= 1 && !found; d++) {
-                        store_bytes(le, 8, 0xcafebabefeedface + (uint64_t)(int64_t)d, false);
-                        store_bytes(be, 8, 0xcafebabefeedface + (uint64_t)(int64_t)d, true);
+                for (int d = -1; d <= 1 && !found && !moved; d++) {
+                        uint64_t want = to + (uint64_t)(int64_t)d;
+                        store_bytes(le, 8, want, false);
+                        store_bytes(be, 8, want, true);
                         found = contains(out, 16, le, 8) || contains(out, 16, be, 8);
+                        store_bytes(le, 8, dots + (want - from), false);
+                        store_bytes(be, 8, dots + (want - from), true);
+                        moved = contains(out, 16, le, 8) || contains(out, 16, be, 8);
                 }
-                cr_assert(found, "seed %lu: the constant is nowhere", (unsigned long)s);
+                cr_assert(found || moved, "seed %lu: neither the constant nor the shifted value",
+                          (unsigned long)s);
+                placed += found;
+                shifted += moved;
         }
+        cr_expect_gt(placed, 100, "the constant placed %d times", placed);
+        cr_expect_gt(shifted, 100, "the value shifted %d times", shifted);
 }
 
 Test(mutator, cmp_mem_replaces_the_operand_found_in_the_input)

@@ -328,12 +328,40 @@ static unsigned common_prefix(const uint8_t *a, const uint8_t *b, size_t n, int 
         return (unsigned)i;
 }
 
+/* Operands longer than the table keeps are recorded a window of
+ * CMPTABLE_MEM_MAX bytes at a time (the last one ending at their end),
+ * each window in which they differ, up to CMPLOG_MEM_WINDOWS of them. Every
+ * window's bytes are in the input as it is, so input-to-state finds each
+ * one, and a chain that writes them one after the other writes the whole
+ * constant. Recorded from their start only, a 64-byte memcmp showed
+ * forever the first 32 bytes, and once those matched (no new coverage:
+ * the comparison still fails) nothing ever wrote the rest. */
+#define CMPLOG_MEM_WINDOWS 4u
+
+static void record_windows(uintptr_t pc, const uint8_t *a, size_t la, const uint8_t *b, size_t lb,
+                           unsigned flags)
+{
+        size_t n = la > lb ? la : lb;
+
+        for (size_t at = 0, w = 0; at < n && w < CMPLOG_MEM_WINDOWS; at += CMPTABLE_MEM_MAX, w++) {
+                if (at && at + CMPTABLE_MEM_MAX > n && n >= CMPTABLE_MEM_MAX && la == lb)
+                        at = n - CMPTABLE_MEM_MAX;
+                size_t wa = at < la ? min_size(la - at, CMPTABLE_MEM_MAX) : 0;
+                size_t wb = at < lb ? min_size(lb - at, CMPTABLE_MEM_MAX) : 0;
+                if (at && (wa == 0 || wb == 0))
+                        break;
+                if (wa == wb && plain_memcmp(a + at, b + at, wa) == 0)
+                        continue;
+                cmplog_mem(pc, a + at, wa, b + at, wb, flags);
+        }
+}
+
 static void record_bytes(uintptr_t pc, const void *a, const void *b, size_t n)
 {
         if (cmplog_mode & CMPLOG_VALUE_PROFILE)
                 cmplog_vp(pc, common_prefix(a, b, n, 0));
-        n = min_size(n, CMPTABLE_MEM_MAX);
-        cmplog_mem(pc, a, n, b, n, 0);
+        n = min_size(n, CMPLOG_MEM_WINDOWS * CMPTABLE_MEM_MAX);
+        record_windows(pc, a, n, b, n, 0);
 }
 
 /* Strings are recorded without their NUL, up to @n bytes. */
@@ -341,9 +369,9 @@ static void record_strings(uintptr_t pc, const char *a, const char *b, size_t n)
 {
         if (cmplog_mode & CMPLOG_VALUE_PROFILE)
                 cmplog_vp(pc, common_prefix((const uint8_t *)a, (const uint8_t *)b, n, 1));
-        n = min_size(n, CMPTABLE_MEM_MAX);
-        cmplog_mem(pc, (const uint8_t *)a, bounded_strlen(a, n), (const uint8_t *)b,
-                   bounded_strlen(b, n), CMPTABLE_F_STRING);
+        n = min_size(n, CMPLOG_MEM_WINDOWS * CMPTABLE_MEM_MAX);
+        record_windows(pc, (const uint8_t *)a, bounded_strlen(a, n), (const uint8_t *)b,
+                       bounded_strlen(b, n), CMPTABLE_F_STRING);
 }
 
 static void record_needle(uintptr_t pc, const void *needle, size_t n)

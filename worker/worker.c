@@ -54,6 +54,7 @@
 #include "worker/outsink.h"
 #include "worker/stackdepth.h"
 #include "core/coverage.h"
+#include "core/elfcheck.h"
 #include "core/msg.h"
 #include "worker/proto.h"
 #include "sandbox/sandbox.h"
@@ -163,6 +164,33 @@ static void worker_file_sites(TargetTestOneInput test)
                 cmplog_set_base((uintptr_t)info.dli_fbase);
 }
 
+/* libFuzzer's extra counters: a target may define uint8_t arrays in a
+ * section of this name, its own coverage signal (a table lookup, a state
+ * machine's states), which libFuzzer reads as features and zeroes before
+ * every input. They are registered as features too (coverage_clear zeroes
+ * them): unregistered, a target that asserts they start at zero crashed
+ * on its second input. The section is found in the object's file, since
+ * the linker defines its bounds only for code that references them. */
+#define WORKER_EXTRA_COUNTERS "__libfuzzer_extra_counters"
+
+static void worker_extra_counters(const char *path, struct link_map *lm)
+{
+        uint64_t addr, size;
+        Dl_info info;
+        struct link_map *first = NULL, *last = NULL;
+
+        if (!lm || elf_find_section(path, WORKER_EXTRA_COUNTERS, &addr, &size) < 0 || size == 0)
+                return;
+        uint8_t *start = (uint8_t *)(lm->l_addr + (uintptr_t)addr);
+        /* Both ends must be inside the object as loaded: the file could
+         * have changed since, and its headers are not to be trusted. */
+        if (!dladdr1(start, &info, (void **)&first, RTLD_DL_LINKMAP) ||
+            !dladdr1(start + size - 1, &info, (void **)&last, RTLD_DL_LINKMAP) || first != lm ||
+            last != lm)
+                return;
+        coverage_register_features(start, start + size);
+}
+
 static int worker_load_builtin(Worker *w)
 {
         static char exe[4096];
@@ -174,6 +202,10 @@ static int worker_load_builtin(Worker *w)
                 return -ENOENT;
         }
         w->test = builtin.test;
+        void *self = dlopen(NULL, RTLD_NOW);
+        struct link_map *lm = NULL;
+        if (self && dlinfo(self, RTLD_DI_LINKMAP, &lm) == 0)
+                worker_extra_counters("/proc/self/exe", lm);
         worker_file_sites(w->test);
         w->custom.mutate = builtin.mutate;
         w->custom.crossover = builtin.crossover;
@@ -227,6 +259,7 @@ static void worker_tracepc(Worker *w)
 static int worker_load(Worker *w)
 {
         char msg[1024];
+        struct link_map *lm = NULL;
 
         if (strcmp(w->args.target, PROTO_TARGET_SELF) == 0)
                 return worker_load_builtin(w);
@@ -237,6 +270,8 @@ static int worker_load(Worker *w)
         }
         worker_selfbind(w);
         worker_tracepc(w);
+        if (dlinfo(w->handle, RTLD_DI_LINKMAP, &lm) == 0)
+                worker_extra_counters(w->args.target, lm);
         w->test = (TargetTestOneInput)dlsym(w->handle, TARGET_SYM_TEST);
         if (!w->test) {
                 snprintf(msg, sizeof(msg), "%s does not export %s", w->args.target,
