@@ -441,6 +441,34 @@ void sanitizer_env_free(char **envp)
         free(envp);
 }
 
+/* LD_PRELOAD for a worker: the sanitizer runtime the target needs, then
+ * the malloc shim when a limit wants it (with its limit), then the user's
+ * own preloads. */
+static void env_preload(Env *e, const SanitizerInfo *s, unsigned malloc_limit_mb)
+{
+        char preload[PATH_MAX * 2];
+        snprintf(preload, sizeof(preload), "%s", s->preload);
+        if (malloc_shim_wanted(s, malloc_limit_mb)) {
+                char shim[PATH_MAX], limit[32];
+                if (sanitizer_malloc_shim(shim, sizeof(shim)) == 0) {
+                        size_t used = strlen(preload);
+                        snprintf(preload + used, sizeof(preload) - used, "%s%s", used ? ":" : "",
+                                 shim);
+                        snprintf(limit, sizeof(limit), "%u", malloc_limit_mb);
+                        env_put(e, "SNAPFUZZ_MALLOC_LIMIT_MB", limit, false);
+                }
+        }
+        if (preload[0]) {
+                /* Ours first: a sanitizer runtime must be the first library
+                 * loaded. */
+                const char *old = env_get(e, "LD_PRELOAD");
+                char buf[PATH_MAX * 3];
+                snprintf(buf, sizeof(buf), "%s%s%s", preload, old && *old ? ":" : "",
+                         old && *old ? old : "");
+                env_put(e, "LD_PRELOAD", buf, false);
+        }
+}
+
 /* ASan's quarantine in the workers unless the user's ASAN_OPTIONS sets
  * one: what OSS-Fuzz's runner gives libFuzzer. */
 #define SANITIZER_QUARANTINE_MB "10"
@@ -464,27 +492,7 @@ char **sanitizer_env(const SanitizerInfo *s, unsigned malloc_limit_mb, bool dete
                         return NULL;
                 }
 
-        char preload[PATH_MAX * 2];
-        snprintf(preload, sizeof(preload), "%s", s->preload);
-        if (malloc_shim_wanted(s, malloc_limit_mb)) {
-                char shim[PATH_MAX], limit[32];
-                if (sanitizer_malloc_shim(shim, sizeof(shim)) == 0) {
-                        size_t used = strlen(preload);
-                        snprintf(preload + used, sizeof(preload) - used, "%s%s", used ? ":" : "",
-                                 shim);
-                        snprintf(limit, sizeof(limit), "%u", malloc_limit_mb);
-                        env_put(&e, "SNAPFUZZ_MALLOC_LIMIT_MB", limit, false);
-                }
-        }
-        if (preload[0]) {
-                /* Ours first: a sanitizer runtime must be the first library
-                 * loaded. */
-                const char *old = env_get(&e, "LD_PRELOAD");
-                char buf[PATH_MAX * 3];
-                snprintf(buf, sizeof(buf), "%s%s%s", preload, old && *old ? ":" : "",
-                         old && *old ? old : "");
-                env_put(&e, "LD_PRELOAD", buf, false);
-        }
+        env_preload(&e, s, malloc_limit_mb);
         /* ASan keeps freed memory out of use for as long as its quarantine
          * holds (256 MB by default) to catch a use after free. A runner is
          * a fresh fork of the worker, so with the default every allocation
