@@ -1949,8 +1949,15 @@ static void check_writer(Coordinator *c)
 static void coordinator_finish(Coordinator *c, bool started)
 {
         shutdown_all(c);
-        if (!started)
+        if (!started) {
+                /* Interrupted while starting (awaiting the workers'
+                 * hellos): stats.json says "starting", and a reader
+                 * would take the run for killed. Only a run that holds
+                 * the directory's lock gets this far with a signal. */
+                if (c->interrupted)
+                        (void)write_stats(c, "interrupted");
                 return;
+        }
         cover_disk(c, true);
         if (corpusw_finish(c->corpus_w) < 0)
                 c->internal_error = true;

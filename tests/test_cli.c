@@ -550,6 +550,15 @@ Test(lifecycle, ctrl_c_stops_a_hanging_initialization_at_once, .timeout = 60)
         cr_expect_eq(code, 0, "an interrupted run with no crash exits 0; stderr:\n%s", err);
         cr_expect(strstr(err, "SIGINT received"), "%s", err);
         free(err);
+        /* The campaign says it was interrupted, not killed. */
+        SfRun r;
+        const char *st[] = {"status", out, NULL};
+        sf_run(&r, 30, st);
+        cr_expect(strstr(r.out, "state        interrupted"),
+                  "status of a run interrupted while "
+                  "starting:\n%s",
+                  r.out);
+        sf_run_free(&r);
 }
 
 /* Copies @from to @to (a target the test may then change under a run). */
