@@ -677,6 +677,15 @@ size_t corpus_favored_count(Corpus *c)
         return c->n_favored;
 }
 
+void corpus_report_counts(const Corpus *c, size_t *active, size_t *favored)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < c->n; i++)
+                n += entry_active(c, &c->entries[i]);
+        *active = n;
+        *favored = c->n_favored;
+}
+
 static int name_cmp(const void *a, const void *b)
 {
         return strcmp(*(char *const *)a, *(char *const *)b);

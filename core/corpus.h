@@ -96,6 +96,11 @@ bool corpus_is_favored(Corpus *c, size_t i);
 double corpus_energy(Corpus *c, size_t i);
 size_t corpus_active_count(Corpus *c);
 size_t corpus_favored_count(Corpus *c);
+/* The same figures for a report, without changing the schedule: the
+ * active entries now, the favoured ones as of the last recompute. (A
+ * recompute forced by a report on the clock would change when the energies
+ * are next computed, and so a seeded run's picks.) */
+void corpus_report_counts(const Corpus *c, size_t *active, size_t *favored);
 
 /* A file found in a seed directory. */
 typedef struct CorpusSeed {

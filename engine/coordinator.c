@@ -238,9 +238,10 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "runners_forked", (double)c->runners_forked);
         bool legacy = c->sched && schedule_legacy(c->sched);
         if (c->corpus && !legacy) {
-                cJSON_AddNumberToObject(j, "corpus_active", (double)corpus_active_count(c->corpus));
-                cJSON_AddNumberToObject(j, "corpus_favored",
-                                        (double)corpus_favored_count(c->corpus));
+                size_t active, favored;
+                corpus_report_counts(c->corpus, &active, &favored);
+                cJSON_AddNumberToObject(j, "corpus_active", (double)active);
+                cJSON_AddNumberToObject(j, "corpus_favored", (double)favored);
         }
         cJSON_AddStringToObject(j, "schedule", legacy ? "legacy" : "energy");
         /* Inputs that took a corpus entry's exact path in fewer bytes. */
@@ -1439,6 +1440,19 @@ static int load_seeds(Coordinator *c)
         return 0;
 }
 
+/* A deterministic run's runners live as many batches as the lifetime holds
+ * at the batches' planned length, not a time: the target's state between
+ * inputs (a cache, a counter) must not depend on how fast they ran. 0: by
+ * the clock. */
+static unsigned runner_batches(const Coordinator *c)
+{
+        if (!c->deterministic || c->cfg->runner_lifetime_ms == 0 || !c->sched)
+                return 0;
+        double n = (double)c->cfg->runner_lifetime_ms /
+                   schedule_batch_ms(c->sched, &(SchedulePlan){.rate = 0});
+        return n < 1 ? 1 : n > 1e6 ? 1000000u : (unsigned)n;
+}
+
 /* The settings of fuzzing slot @i's worker; its log's path goes into @log. */
 static WprocConfig fuzz_worker_config(const Coordinator *c, size_t i, char *log, size_t cap)
 {
@@ -1464,6 +1478,7 @@ static WprocConfig fuzz_worker_config(const Coordinator *c, size_t i, char *log,
             .value_profile = c->cfg->value_profile,
             .detect_leaks = c->cfg->detect_leaks,
             .runner_lifetime_ms = c->cfg->runner_lifetime_ms,
+            .runner_batches = runner_batches(c),
         };
 }
 

@@ -663,6 +663,49 @@ Test(reproducible, a_seeded_one_worker_run_makes_the_same_inputs_every_time, .ti
         }
 }
 
+/* A target whose coverage follows how many inputs its process ran before
+ * (tests/targets/stateful.c), with stats.json written every second: three
+ * seeded runs find the same inputs. Runners live a number of batches, not
+ * a time, and the periodic report does not recompute the schedule's
+ * energies at a moment the clock chose (each made two runs of three
+ * differ by some 40,000 corpus files). */
+Test(reproducible, a_target_with_state_between_inputs_gets_the_same_inputs_every_time,
+     .timeout = 240)
+{
+        char *listing[3];
+        for (int i = 0; i < 3; i++) {
+                char *dir = sf_tmpdir();
+                char out[512], corpus[600];
+                snprintf(out, sizeof(out), "%s/out", dir);
+                snprintf(corpus, sizeof(corpus), "%s/corpus", out);
+                SfRun r;
+                const char *args[] = {"run",
+                                      sf_target("stateful"),
+                                      "--out",
+                                      out,
+                                      "--seed",
+                                      "5",
+                                      "--workers",
+                                      "1",
+                                      "--runs",
+                                      "1500000",
+                                      "--status-every",
+                                      "1",
+                                      NULL};
+                sf_run(&r, 120, args);
+                cr_assert_eq(r.exit_code, 0, "stderr:\n%s", r.err);
+                cr_expect(strstr(r.err, "(reproducible)"), "%s", r.err);
+                sf_run_free(&r);
+                listing[i] = sf_dir_listing(corpus);
+        }
+        cr_expect_gt(strlen(listing[0]), 41 * 1000, "the run found inputs");
+        for (int i = 1; i < 3; i++)
+                cr_expect(strcmp(listing[0], listing[i]) == 0,
+                          "run %d's corpus differs from run 1's", i + 1);
+        for (int i = 0; i < 3; i++)
+                free(listing[i]);
+}
+
 /* OUT/corpus removed under a running campaign: every write there fails.
  * The new inputs are kept, then written to a rescue directory named on
  * screen; none is lost and the run goes on to its budget. */

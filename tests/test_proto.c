@@ -31,6 +31,7 @@ static WorkerArgs full_args(void)
             .value_profile = true,
             .detect_leaks = true,
             .runner_lifetime_ms = 250,
+            .runner_batches = 12,
             .target_output = "discard",
             .output_log = "/tmp/out dir/logs/worker-2.log",
             .close_fd_mask = 3,
@@ -76,6 +77,7 @@ Test(proto, a_built_command_line_parses_back_to_the_same_settings)
         cr_expect(out.value_profile);
         cr_expect(out.detect_leaks);
         cr_expect_eq(out.runner_lifetime_ms, 250);
+        cr_expect_eq(out.runner_batches, 12);
         cr_expect_str_eq(out.target_output, "discard");
         cr_expect_str_eq(out.output_log, in.output_log);
         cr_expect_eq(out.close_fd_mask, 3);

@@ -54,6 +54,7 @@ enum {
         ARG_VALUE_PROFILE,
         ARG_DETECT_LEAKS,
         ARG_RUNNER_LIFETIME_MS,
+        ARG_RUNNER_BATCHES,
         ARG_SANDBOX_POLICY,
         ARG_TARGET_OUTPUT,
         ARG_OUTPUT_LOG,
@@ -75,6 +76,7 @@ static const char *const arg_names[ARG__COUNT] = {
     [ARG_VALUE_PROFILE] = "--value-profile",
     [ARG_DETECT_LEAKS] = "--detect-leaks",
     [ARG_RUNNER_LIFETIME_MS] = "--runner-lifetime-ms",
+    [ARG_RUNNER_BATCHES] = "--runner-batches",
     [ARG_SANDBOX_POLICY] = "--sandbox-policy",
     [ARG_TARGET_OUTPUT] = "--target-output",
     [ARG_OUTPUT_LOG] = "--output-log",
@@ -112,6 +114,7 @@ int proto_args_build(const WorkerArgs *a, ProtoArgv *ret)
         snprintf(ret->num[6], sizeof(ret->num[6]), "%u", a->rss_limit_mb);
         snprintf(ret->num[7], sizeof(ret->num[7]), "%u", a->runner_lifetime_ms);
         snprintf(ret->num[8], sizeof(ret->num[8]), "%u", a->close_fd_mask);
+        snprintf(ret->num[9], sizeof(ret->num[9]), "%u", a->runner_batches);
 
         const char *values[ARG__COUNT] = {
             [ARG_TARGET] = a->target,
@@ -126,9 +129,10 @@ int proto_args_build(const WorkerArgs *a, ProtoArgv *ret)
             [ARG_VALUE_PROFILE] = a->value_profile ? "1" : "0",
             [ARG_DETECT_LEAKS] = a->detect_leaks ? "1" : "0",
             [ARG_RUNNER_LIFETIME_MS] = ret->num[7],
-            [ARG_SANDBOX_POLICY] = a->sandbox_policy, /* NULL: left out */
-            [ARG_TARGET_OUTPUT] = a->target_output,   /* NULL: left out */
-            [ARG_OUTPUT_LOG] = a->output_log,         /* NULL: left out */
+            [ARG_RUNNER_BATCHES] = a->runner_batches ? ret->num[9] : NULL, /* 0: left out */
+            [ARG_SANDBOX_POLICY] = a->sandbox_policy,                      /* NULL: left out */
+            [ARG_TARGET_OUTPUT] = a->target_output,                        /* NULL: left out */
+            [ARG_OUTPUT_LOG] = a->output_log,                              /* NULL: left out */
             [ARG_CLOSE_FD_MASK] = a->close_fd_mask ? ret->num[8] : NULL,
             [ARG_SANITIZER_CONFIRM] = a->sanitizer_confirm ? "1" : NULL, /* off: left out */
         };
@@ -197,6 +201,9 @@ static int args_set_number(WorkerArgs *a, int k, const char *value, char *err, s
                 break;
         case ARG_RUNNER_LIFETIME_MS:
                 a->runner_lifetime_ms = (unsigned)v;
+                break;
+        case ARG_RUNNER_BATCHES:
+                a->runner_batches = (unsigned)v;
                 break;
         case ARG_CLOSE_FD_MASK:
                 if (v > 3) {

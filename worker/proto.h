@@ -79,6 +79,11 @@ typedef struct WorkerArgs {
         bool value_profile;
         bool detect_leaks;
         unsigned runner_lifetime_ms; /* 0: one batch per runner */
+        /* A runner's life counted in batches instead of the clock (a
+         * reproducible run: where one runner ends and the next starts, with
+         * the target's state between inputs, is then a function of the
+         * seed); 0: runner_lifetime_ms decides. */
+        unsigned runner_batches;
         /* Where the runners' output goes (worker/outsink.h): "pass", "log"
          * or "discard"; NULL: "pass". */
         const char *target_output;
@@ -95,7 +100,7 @@ typedef struct WorkerArgs {
 #define PROTO_ARGV_MAX 40
 typedef struct ProtoArgv {
         char *argv[PROTO_ARGV_MAX];
-        char num[9][24];
+        char num[10][24];
 } ProtoArgv;
 
 /* Fills @ret with `snapfuzz __worker --target ...` for @a. Returns 0, or

@@ -461,10 +461,12 @@ void runner_main(const RunnerArgs *a)
         mallopt(M_TRIM_THRESHOLD, 2 * RUNNER_MMAP_THRESHOLD);
 
         /* Batches, until one may not be followed by another in this
-         * process, the runner has lived a->lifetime_ns, or the worker
+         * process, the runner has lived a->lifetime_ns (run
+         * a->max_batches, when that is set), or the worker
          * says no more (anything but RUNNER_CTL_GO, or end of file). */
         const pid_t pid = h->runner_pid;
         const uint64_t born = (uint64_t)clock_now_ns();
+        unsigned batches = 0;
         for (bool first = true;; first = false) {
                 if (!first) {
                         h->runner_pid = pid;
@@ -472,7 +474,10 @@ void runner_main(const RunnerArgs *a)
                 }
                 bool more = a->confirm ? runner_confirm_batch(a, batch, work, first)
                                        : runner_batch(a, batch, work, write_end, exec_end, first);
-                if (!more || a->ctl_fd < 0 || (uint64_t)clock_now_ns() - born >= a->lifetime_ns)
+                batches++;
+                bool aged = a->max_batches ? batches >= a->max_batches
+                                           : (uint64_t)clock_now_ns() - born >= a->lifetime_ns;
+                if (!more || a->ctl_fd < 0 || aged)
                         _exit(RUNNER_EXIT_DONE);
                 char c = RUNNER_CTL_DONE;
                 if (write(a->ctl_fd, &c, 1) != 1 || read(a->ctl_fd, &c, 1) != 1 ||

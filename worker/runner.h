@@ -73,6 +73,7 @@ typedef struct RunnerArgs {
         unsigned close_fd_mask;
         int ctl_fd;           /* the runner's end of the control socket, or -1: one batch */
         uint64_t lifetime_ns; /* takes no batch after this long (--runner-lifetime-ms) */
+        unsigned max_batches; /* or after this many, whatever the clock says; 0: none */
         /* The target's custom mutator and crossover (scratch unused), or
          * NULL. Used for batches whose record says RECORD_F_CUSTOM_*. */
         const CustomMutator *custom;

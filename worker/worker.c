@@ -758,6 +758,7 @@ static int worker_fork_runner(Worker *w, int rebuild)
             .ctl_fd = ctl[1],
             .close_fd_mask = w->args.close_fd_mask,
             .lifetime_ns = (uint64_t)w->args.runner_lifetime_ms * 1000000u,
+            .max_batches = w->args.runner_batches,
             .custom = w->has_custom ? &w->custom : NULL,
             .rebuild = rebuild,
             .confirm = w->args.sanitizer_confirm,

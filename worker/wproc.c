@@ -240,6 +240,7 @@ int wproc_launch(Wproc **ret, const WprocConfig *cfg, char *err, size_t errlen)
             .value_profile = cfg->value_profile,
             .detect_leaks = leaks,
             .runner_lifetime_ms = cfg->runner_lifetime_ms,
+            .runner_batches = cfg->runner_batches,
             .target_output = cfg->target_output,
             .output_log = cfg->output_log,
             .close_fd_mask = cfg->close_fd_mask,

@@ -36,6 +36,7 @@ typedef struct WprocConfig {
         /* How long a runner goes on taking fuzz batches (worker/runner.h);
          * 0: one batch per runner. */
         unsigned runner_lifetime_ms;
+        unsigned runner_batches; /* WorkerArgs.runner_batches */
         /* The policy file's rules as JSON (sandbox_policy_load), or NULL. */
         const char *sandbox_policy;
         /* Where the target's output goes (worker/outsink.h): "pass" (NULL),
