@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Time to find the bug of each feature's own test program
 # (tests/targets/), snapfuzz against libFuzzer built from the same source:
-# comparison hooks (strcasestr, memmem), branchless byte counting, stack depth, two short seeds crossed over, a
-# seed kept as a base. Each trial runs one fuzzer until it exits with the
+# comparison hooks (strcasestr, memmem), branchless byte counting, stack
+# depth, two short seeds crossed over, a seed kept as a base, ten call sites
+# told apart by the value profile. Each trial runs one fuzzer until it exits with the
 # crash (or CAP seconds), alternating the two, both pinned to CORE, with a
 # seed of the trial's number; the time is wall clock from start to exit,
 # as a CI job sees it. snapfuzz runs with --minimize-time 0 (libFuzzer
@@ -30,6 +31,7 @@ count|cmp_count.c||-||
 deep_recursion|deep_recursion.c||-||
 seeds_cross|seeds_cross.c||seeds_cross||
 seed_base|seed_base.c||seed_base|--keep-seeds|-keep_seed=1
+value_profile|vp_sites.c||-|--use-value-profile|-use_value_profile=1
 "
 want=("$@")
 b=$results/build

@@ -23,7 +23,8 @@
 typedef struct CoverageRegion {
         uint8_t *start;
         size_t len;
-        size_t offset; /* into CoverageShared.seen */
+        size_t offset;     /* into CoverageShared.seen */
+        uint64_t *touched; /* its marked blocks (coverage_register_sparse_features), or NULL */
 } CoverageRegion;
 
 static CoverageRegion regions[COVERAGE_MAX_REGIONS];
@@ -83,7 +84,7 @@ void coverage_shared_unmap(CoverageShared *s)
                 munmap(s, sizeof(CoverageShared));
 }
 
-static void add_region(uint8_t *start, size_t len)
+static void add_region(uint8_t *start, size_t len, uint64_t *touched)
 {
         if (len == 0 || n_regions == COVERAGE_MAX_REGIONS)
                 return;
@@ -93,14 +94,15 @@ static void add_region(uint8_t *start, size_t len)
                 len = COVERAGE_MAX_COUNTERS - n_counters;
         if (len == 0)
                 return;
-        regions[n_regions++] = (CoverageRegion){.start = start, .len = len, .offset = n_counters};
+        regions[n_regions++] =
+            (CoverageRegion){.start = start, .len = len, .offset = n_counters, .touched = touched};
         n_counters += len;
 }
 
 void coverage_register_counters(uint8_t *start, uint8_t *stop)
 {
         if (start && stop > start)
-                add_region(start, (size_t)(stop - start));
+                add_region(start, (size_t)(stop - start), NULL);
 }
 
 /* The first counter of the feedback maps (registered last): counters from
@@ -112,6 +114,20 @@ void coverage_register_features(uint8_t *start, uint8_t *stop)
         if (first_feature_counter == SIZE_MAX)
                 first_feature_counter = n_counters;
         coverage_register_counters(start, stop);
+}
+
+void coverage_register_sparse_features(uint8_t *start, uint8_t *stop, uint64_t *touched)
+{
+        if (first_feature_counter == SIZE_MAX)
+                first_feature_counter = n_counters;
+        if (start && stop > start)
+                add_region(start, (size_t)(stop - start), touched);
+}
+
+/* The number of 64-bit words of a sparse region's block marks. */
+static size_t touched_words(const CoverageRegion *r)
+{
+        return (r->len + 64 * 64 - 1) / (64 * 64);
 }
 
 void coverage_register_pcs(const uintptr_t *start, const uintptr_t *stop)
@@ -141,7 +157,7 @@ void coverage_register_guards(uint32_t *start, uint32_t *stop)
         for (size_t i = 0; i < n; i++)
                 start[i] = (uint32_t)(n_guards + 1 + i);
         if (!guard_region) {
-                add_region(coverage_guard_counters + 1, n);
+                add_region(coverage_guard_counters + 1, n, NULL);
                 if (n_regions && regions[n_regions - 1].start == coverage_guard_counters + 1)
                         guard_region = &regions[n_regions - 1];
         } else if (guard_region == &regions[n_regions - 1]) {
@@ -150,7 +166,7 @@ void coverage_register_guards(uint32_t *start, uint32_t *stop)
                 guard_region->len += n;
                 n_counters += n;
         } else {
-                add_region(coverage_guard_counters + 1 + n_guards, n);
+                add_region(coverage_guard_counters + 1 + n_guards, n, NULL);
         }
         n_guards += n;
 }
@@ -165,7 +181,7 @@ void coverage_register_tracepc(uintptr_t base)
                 return;
         registered = true;
         coverage_tracepc_base = base;
-        add_region(coverage_tracepc_counters, COVERAGE_TRACEPC_COUNTERS);
+        add_region(coverage_tracepc_counters, COVERAGE_TRACEPC_COUNTERS, NULL);
 }
 
 size_t coverage_counters(void)
@@ -180,8 +196,11 @@ size_t coverage_target_counters(void)
 
 void coverage_clear(void)
 {
-        for (size_t i = 0; i < n_regions; i++)
+        for (size_t i = 0; i < n_regions; i++) {
                 memset(regions[i].start, 0, regions[i].len);
+                if (regions[i].touched)
+                        memset(regions[i].touched, 0, touched_words(&regions[i]) * 8);
+        }
 }
 
 /* Merges one non-zero counter into the shared map; returns the new bits. */
@@ -355,6 +374,27 @@ bool coverage_use_vectors(bool on)
         return false;
 }
 
+/* A sparse region's marked blocks, each scanned (or handed to @block) and
+ * unmarked. */
+static size_t scan_sparse(CoverageShared *s, const CoverageRegion *r)
+{
+        size_t found = 0, words = touched_words(r);
+        for (size_t w = 0; w < words; w++) {
+                uint64_t m = r->touched[w];
+                if (!m)
+                        continue;
+                r->touched[w] = 0;
+                for (; m; m &= m - 1) {
+                        size_t at = (w * 64 + (size_t)__builtin_ctzll(m)) * 64;
+                        if (at < r->len)
+                                found += scan_region(s, r->start + at,
+                                                     r->len - at < 64 ? r->len - at : 64,
+                                                     r->offset + at);
+                }
+        }
+        return found;
+}
+
 size_t coverage_scan(CoverageShared *s)
 {
         size_t found = 0;
@@ -362,7 +402,9 @@ size_t coverage_scan(CoverageShared *s)
         if (__builtin_expect(!scan_region, 0))
                 (void)coverage_use_vectors(true);
         for (size_t r = 0; r < n_regions; r++)
-                found += scan_region(s, regions[r].start, regions[r].len, regions[r].offset);
+                found += regions[r].touched
+                             ? scan_sparse(s, &regions[r])
+                             : scan_region(s, regions[r].start, regions[r].len, regions[r].offset);
         return found;
 }
 
@@ -374,6 +416,10 @@ size_t coverage_collect(CoverageShared *s, uint32_t *ids, size_t cap, size_t *re
                 uint8_t *c = regions[r].start;
                 size_t len = regions[r].len;
                 size_t base = regions[r].offset;
+                /* A sparse region's unmarked blocks are zero: it is read
+                 * whole here (an input with new coverage, not every one). */
+                if (regions[r].touched)
+                        memset(regions[r].touched, 0, touched_words(&regions[r]) * 8);
                 for (size_t i = 0; i < len; i++) {
                         /* Skip 64 zero counters at a time (most of them). */
                         if ((i & 63) == 0 && i + 64 <= len && block_is_zero(c + i)) {

@@ -45,6 +45,12 @@ void coverage_register_guards(uint32_t *start, uint32_t *stop);
  * so they do not count in CoverageShared.edges. Registered after every
  * counter of the target. */
 void coverage_register_features(uint8_t *start, uint8_t *stop);
+/* The same for a map whose writer marks each 64-counter block it writes in
+ * @touched (bit b % 64 of word b / 64 for block b): scans read only the
+ * marked blocks and unmark them, so a large map that an input touches in
+ * a few places costs a few blocks, not its size. Every block not marked
+ * must be zero. */
+void coverage_register_sparse_features(uint8_t *start, uint8_t *stop, uint64_t *touched);
 
 /* The counter array that trace-pc-guard callbacks increment. */
 extern uint8_t *coverage_guard_counters;

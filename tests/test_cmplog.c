@@ -251,7 +251,7 @@ Test(cmplog, value_profile_marks_site_and_distance, .init = fresh)
         cmplog_mode = CMPLOG_VALUE_PROFILE;
         cmplog_int(0x100, 0xff, 0x0f, 4, 0); /* 4 bits apart */
         cmplog_int(0x100, 5, 5, 4, 0);       /* equal: distance 0, still a feature */
-        size_t site = cmplog_slot(0x100, 0, 6) << 6;
+        size_t site = cmplog_slot(0x100, 0, CMPLOG_VP_SITE_BITS) << 6;
         cr_expect_eq(cmplog_vp_map[site + 4], 1);
         cr_expect_eq(cmplog_vp_map[site + 0], 1);
         size_t marked = 0;

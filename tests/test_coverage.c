@@ -148,3 +148,56 @@ Test(coverage, an_execution_s_features_are_listed_in_order, .init = setup)
         cr_expect_eq(ids[1], 63 * 8 + 2);
         coverage_shared_unmap(s);
 }
+
+/* A feedback map whose writer marks the 64-counter blocks it writes (the
+ * value profile's, worker/cmplog.h): after the target's counters, with a
+ * short last block. */
+#define N_SPARSE 200
+
+static uint8_t sparse[N_SPARSE];
+static uint64_t sparse_marks[1];
+
+static void setup_sparse(void)
+{
+        coverage_register_counters(counters, counters + N_COUNTERS);
+        coverage_register_sparse_features(sparse, sparse + N_SPARSE, sparse_marks);
+}
+
+Test(coverage, a_sparse_map_is_read_in_the_blocks_its_writer_marked, .init = setup_sparse)
+{
+        CoverageShared *s = fresh_map();
+
+        counters[5] = 1;
+        sparse[70] = 1;  /* block 1 */
+        sparse[199] = 1; /* the short block 3 */
+        sparse_marks[0] = 1u << 1 | 1u << 3;
+        cr_expect_eq(coverage_scan(s), 3, "an edge and two features");
+        cr_expect_eq(s->edges, 1, "a feedback map's counters are not edges");
+        cr_expect_eq(sparse_marks[0], 0, "the marks are taken");
+        cr_expect(sparse[70] == 0 && sparse[199] == 0, "the marked blocks are zeroed");
+
+        sparse[70] = 1;
+        sparse_marks[0] = 1u << 1;
+        cr_expect_eq(coverage_scan(s), 0, "the same feature again is nothing new");
+        sparse[70] = 4;
+        sparse_marks[0] = 1u << 1;
+        cr_expect_eq(coverage_scan(s), 1, "another bucket of the same counter is");
+
+        /* An input's list of features names the map's counters after the
+         * target's. */
+        uint32_t ids[4];
+        size_t n = 0;
+        sparse[130] = 3;
+        sparse_marks[0] = 1u << 2;
+        cr_expect_eq(coverage_collect(s, ids, 4, &n), 1);
+        cr_assert_eq(n, 1);
+        cr_expect_eq(ids[0], (N_COUNTERS + 130) * 8 + (unsigned)__builtin_ctz(coverage_bucket(3)));
+        cr_expect_eq(sparse_marks[0], 0);
+        cr_expect_eq(sparse[130], 0);
+
+        sparse[10] = 1;
+        sparse_marks[0] = 1;
+        coverage_clear();
+        cr_expect(sparse[10] == 0 && sparse_marks[0] == 0, "a clear takes values and marks");
+        coverage_shared_unmap(s);
+}

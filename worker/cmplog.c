@@ -22,7 +22,8 @@ int cmplog_mode;
 uint32_t cmplog_record_left;
 uintptr_t cmplog_pc_base;
 int cmplog_value_profile;
-uint8_t cmplog_vp_map[CMPLOG_VP_COUNTERS];
+uint8_t cmplog_vp_map[CMPLOG_VP_COUNTERS] __attribute__((aligned(64)));
+uint64_t cmplog_vp_touched[(1u << CMPLOG_VP_SITE_BITS) / 64u];
 uint8_t cmplog_eq_map[CMPLOG_EQ_COUNTERS];
 static bool cmplog_eq_enabled;
 
@@ -38,7 +39,8 @@ void cmplog_value_profile_enable(void)
 {
         if (cmplog_value_profile)
                 return;
-        coverage_register_features(cmplog_vp_map, cmplog_vp_map + CMPLOG_VP_COUNTERS);
+        coverage_register_sparse_features(cmplog_vp_map, cmplog_vp_map + CMPLOG_VP_COUNTERS,
+                                          cmplog_vp_touched);
         cmplog_value_profile = CMPLOG_VALUE_PROFILE;
 }
 
