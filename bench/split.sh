@@ -65,8 +65,11 @@ done
 # recipe (bench/real/harnesses.sh), and the harness linked twice against it.
 # shellcheck source=real/harnesses.sh
 source "$ROOT/bench/real/harnesses.sh"
-real_harness() { # NAME PACKAGE CC HARNESS_SOURCE LIB_A INCLUDES... -- LIBS...
-  local h=$1 pkg=$2 cc=$3 hsrc=$4 liba=$5 src w incs=() libs=()
+# HARNESS_SOURCES: one or more files, blank-separated, relative to the
+# source tree or absolute (a harness bench/real/build.sh rewrote into its
+# output directory).
+real_harness() { # NAME PACKAGE CC HARNESS_SOURCES LIB_A INCLUDES... -- LIBS...
+  local h=$1 pkg=$2 cc=$3 hsrc=$4 liba=$5 src w f incs=() libs=() srcs=()
   shift 5
   while [[ $# -gt 0 && $1 != -- ]]; do incs+=("$1"); shift; done
   [[ $# -gt 0 ]] && shift
@@ -76,17 +79,23 @@ real_harness() { # NAME PACKAGE CC HARNESS_SOURCE LIB_A INCLUDES... -- LIBS...
   w=$OUT/$h-lib
   if [[ ! -f $w/.built ]]; then
     rm -rf "$w"; mkdir -p "$w"; cp -a "$src/." "$w/"
+    # detect_leaks=0: build tools made with these flags (sqlite3's lemon)
+    # leak by design, and LeakSanitizer would fail the build.
     (cd "$w" && export CC=clang CXX=clang++ CFLAGS="-O1 -g -fPIC ${ASAN[*]},fuzzer-no-link" &&
+      export ASAN_OPTIONS=detect_leaks=0 &&
       export CXXFLAGS="$CFLAGS" && "${PIN[@]}" bash -c "$(declare -f autotools_freeze \
         lib_build_"${pkg//[^a-z0-9]/_}"); lib_build_${pkg//[^a-z0-9]/_} 1") >"$w.log" 2>&1 ||
       die "building $h's library with ASan failed; see $w.log"
     touch "$w/.built"
   fi
   incs=("${incs[@]//@LIB@/$w}")
+  for f in $hsrc; do
+    if [[ $f == /* ]]; then srcs+=("$f"); else srcs+=("$src/$f"); fi
+  done
   cp "$REALWORK/build/$h/snapfuzz.so" "$OUT/$h.so"
   "${PIN[@]}" "$cc" -O1 -g "${incs[@]}" "${ASAN[@]}",fuzzer-no-link -shared-libasan -fPIC -shared \
-    "$src/$hsrc" "$w/$liba" "${libs[@]}" -o "$OUT/$h-asan.so"
-  "${PIN[@]}" "$cc" -O1 -g "${incs[@]}" "${ASAN[@]}",fuzzer "$src/$hsrc" "$w/$liba" "${libs[@]}" \
+    "${srcs[@]}" "$w/$liba" "${libs[@]}" -o "$OUT/$h-asan.so"
+  "${PIN[@]}" "$cc" -O1 -g "${incs[@]}" "${ASAN[@]}",fuzzer "${srcs[@]}" "$w/$liba" "${libs[@]}" \
     -o "$OUT/$h-lf"
   rm -rf "$OUT/$h-seeds"; cp -r "$REALWORK/build/$h/seeds" "$OUT/$h-seeds"
   speed_targets+=("$h")
@@ -96,6 +105,12 @@ real_harness expat_parse expat clang expat/fuzz/xml_parse_fuzzer.c b/libexpat.a 
   -DENCODING_FOR_FUZZING=UTF-8 -I@LIB@/expat/lib -I@LIB@/b
 real_harness libpng_read libpng1.6 clang++ contrib/oss-fuzz/libpng_read_fuzzer.cc \
   .libs/libpng16.a -I@LIB@ -std=c++11 -- -lz -lm
+real_harness libxml2_xml libxml2 clang "fuzz/xml.c fuzz/fuzz.c" .libs/libxml2.a \
+  -I@LIB@/include -I@LIB@ -- -lm
+real_harness libjpeg_turbo libjpeg-turbo clang++ fuzz/decompress.cc b/libturbojpeg.a \
+  -I@LIB@ -I@LIB@/b
+real_harness sqlite3_ossfuzz sqlite3 clang "$REALWORK/build/sqlite3_ossfuzz/ossfuzz.c" \
+  .libs/libsqlite3.a "${SQLITE3_OSSFUZZ_DEFS[@]}" -I@LIB@ -- -lm -ldl -lpthread
 bugs=(heap_read:R heap_write:W uaf:U stack:S global:G overflow:O shift:L leak:K)
 for b in "${bugs[@]}"; do
   "${PIN[@]}" clang -g -O1 "${ASAN[@]}",fuzzer -DSAN_ONLY_KIND="'${b#*:}'" \
