@@ -238,8 +238,16 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "runners_forked", (double)c->runners_forked);
         bool legacy = c->sched && schedule_legacy(c->sched);
         if (c->corpus && !legacy) {
+                /* While the run goes on, the figures as they stand (a
+                 * recompute forced on the clock would change a seeded
+                 * run's picks); the last report may recompute. */
                 size_t active, favored;
-                corpus_report_counts(c->corpus, &active, &favored);
+                if (strcmp(status, "running") == 0 || strcmp(status, "starting") == 0) {
+                        corpus_report_counts(c->corpus, &active, &favored);
+                } else {
+                        active = corpus_active_count(c->corpus);
+                        favored = corpus_favored_count(c->corpus);
+                }
                 cJSON_AddNumberToObject(j, "corpus_active", (double)active);
                 cJSON_AddNumberToObject(j, "corpus_favored", (double)favored);
         }

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define VP_CHECK(i, c)                                                                             \
         if (size > (i) && data[i] == (c))                                                          \
-                mask |= 1u << (i)
+        mask |= 1u << (i)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
