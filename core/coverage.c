@@ -109,14 +109,8 @@ void coverage_register_counters(uint8_t *start, uint8_t *stop)
  * here on make features but are not edges of the target. */
 static size_t first_feature_counter = SIZE_MAX;
 
-void coverage_register_features(uint8_t *start, uint8_t *stop)
-{
-        if (first_feature_counter == SIZE_MAX)
-                first_feature_counter = n_counters;
-        coverage_register_counters(start, stop);
-}
-
-void coverage_register_sparse_features(uint8_t *start, uint8_t *stop, uint64_t *touched)
+/* A feedback map's counters, dense (@touched NULL) or sparse. */
+static void register_features(uint8_t *start, uint8_t *stop, uint64_t *touched)
 {
         if (first_feature_counter == SIZE_MAX)
                 first_feature_counter = n_counters;
@@ -124,10 +118,21 @@ void coverage_register_sparse_features(uint8_t *start, uint8_t *stop, uint64_t *
                 add_region(start, (size_t)(stop - start), touched);
 }
 
-/* The number of 64-bit words of a sparse region's block marks. */
-static size_t touched_words(const CoverageRegion *r)
+void coverage_register_features(uint8_t *start, uint8_t *stop)
 {
-        return (r->len + 64 * 64 - 1) / (64 * 64);
+        register_features(start, stop, NULL);
+}
+
+void coverage_register_sparse_features(uint8_t *start, uint8_t *stop, uint64_t *touched)
+{
+        register_features(start, stop, touched);
+}
+
+/* Unmarks every block of a sparse region (its marks: one bit per 64
+ * counters). */
+static void unmark_all(const CoverageRegion *r)
+{
+        memset(r->touched, 0, (r->len + 64 * 64 - 1) / (64 * 64) * sizeof(uint64_t));
 }
 
 void coverage_register_pcs(const uintptr_t *start, const uintptr_t *stop)
@@ -199,7 +204,7 @@ void coverage_clear(void)
         for (size_t i = 0; i < n_regions; i++) {
                 memset(regions[i].start, 0, regions[i].len);
                 if (regions[i].touched)
-                        memset(regions[i].touched, 0, touched_words(&regions[i]) * 8);
+                        unmark_all(&regions[i]);
         }
 }
 
@@ -374,11 +379,10 @@ bool coverage_use_vectors(bool on)
         return false;
 }
 
-/* A sparse region's marked blocks, each scanned (or handed to @block) and
- * unmarked. */
+/* A sparse region's marked blocks, each scanned and unmarked. */
 static size_t scan_sparse(CoverageShared *s, const CoverageRegion *r)
 {
-        size_t found = 0, words = touched_words(r);
+        size_t found = 0, words = (r->len + 64 * 64 - 1) / (64 * 64);
         for (size_t w = 0; w < words; w++) {
                 uint64_t m = r->touched[w];
                 if (!m)
@@ -419,7 +423,7 @@ size_t coverage_collect(CoverageShared *s, uint32_t *ids, size_t cap, size_t *re
                 /* A sparse region's unmarked blocks are zero: it is read
                  * whole here (an input with new coverage, not every one). */
                 if (regions[r].touched)
-                        memset(regions[r].touched, 0, touched_words(&regions[r]) * 8);
+                        unmark_all(&regions[r]);
                 for (size_t i = 0; i < len; i++) {
                         /* Skip 64 zero counters at a time (most of them). */
                         if ((i & 63) == 0 && i + 64 <= len && block_is_zero(c + i)) {

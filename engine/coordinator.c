@@ -200,6 +200,19 @@ static double rusage_seconds(int who)
                (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+/* stats.json's active and favoured entries. While the run goes on, as they
+ * stand: a recompute forced on the clock would change a seeded run's picks.
+ * The last report (@status neither "running" nor "starting") recomputes. */
+static void corpus_figures(Coordinator *c, const char *status, size_t *active, size_t *favored)
+{
+        if (strcmp(status, "running") == 0 || strcmp(status, "starting") == 0) {
+                corpus_report_counts(c->corpus, active, favored);
+                return;
+        }
+        *active = corpus_active_count(c->corpus);
+        *favored = corpus_favored_count(c->corpus);
+}
+
 /* stats.json, rewritten atomically. Over 80 lines: one flat list of
  * fields, each one line, in the order README's "Output directory" gives. */
 static int write_stats(Coordinator *c, const char *status)
@@ -238,16 +251,8 @@ static int write_stats(Coordinator *c, const char *status)
         cJSON_AddNumberToObject(j, "runners_forked", (double)c->runners_forked);
         bool legacy = c->sched && schedule_legacy(c->sched);
         if (c->corpus && !legacy) {
-                /* While the run goes on, the figures as they stand (a
-                 * recompute forced on the clock would change a seeded
-                 * run's picks); the last report may recompute. */
                 size_t active, favored;
-                if (strcmp(status, "running") == 0 || strcmp(status, "starting") == 0) {
-                        corpus_report_counts(c->corpus, &active, &favored);
-                } else {
-                        active = corpus_active_count(c->corpus);
-                        favored = corpus_favored_count(c->corpus);
-                }
+                corpus_figures(c, status, &active, &favored);
                 cJSON_AddNumberToObject(j, "corpus_active", (double)active);
                 cJSON_AddNumberToObject(j, "corpus_favored", (double)favored);
         }
